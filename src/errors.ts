@@ -1,0 +1,113 @@
+/**
+ * One error base for every host-facing failure, with a string `code` from a single map.
+ *
+ * Host-facing errors are thrown (bad registrations, bad schemas, use after dispose). Model-facing
+ * failures are never thrown out of `execute()`: the pipeline turns them into `isError` results whose
+ * `error.info.code` is one of these codes.
+ */
+export const ToolErrorCode = {
+  /** Arguments do not match the tool's parameters, or are not lossless JSON. */
+  INVALID_ARGS: 'INVALID_ARGS',
+  /** A tool body or a post-execute replacement produced a value its `output.schema` rejects. */
+  INVALID_TOOL_OUTPUT: 'INVALID_TOOL_OUTPUT',
+  /** The name is not registered, or not visible to the calling agent. */
+  UNKNOWN_TOOL: 'UNKNOWN_TOOL',
+  /** A schema uses a keyword or shape outside the enforced subset. */
+  UNSUPPORTED_SCHEMA: 'UNSUPPORTED_SCHEMA',
+  /** A value cannot cross the JSON boundary exactly (cycle, NaN, getter, ...). */
+  INVALID_JSON: 'INVALID_JSON',
+  /** A tool definition, restriction or option is malformed. */
+  INVALID_DEFINITION: 'INVALID_DEFINITION',
+  /** A `tools/pre-execute` decision or a guard denied the call. */
+  DENIED: 'DENIED',
+  /** The tool body threw or rejected. */
+  TOOL_FAILED: 'TOOL_FAILED',
+  /** A waterfall listener threw, rejected, misused `next` or returned a malformed decision. */
+  LISTENER_FAILED: 'LISTENER_FAILED',
+  /** The timeout policy aborted the body after `timeoutMs`. */
+  TOOL_TIMEOUT: 'TOOL_TIMEOUT',
+  /** Caller cancellation arrived after the body started. */
+  ABORTED: 'ABORTED',
+  /** Caller cancellation arrived before the body started; the body never ran. */
+  ABORTED_BEFORE_DISPATCH: 'ABORTED_BEFORE_DISPATCH',
+  /** A `run_code` program failed: guest error, broken limit, or engine fault. */
+  CODE_RUN_FAILED: 'CODE_RUN_FAILED',
+  /** A context, engine or pool was used after `dispose()`. */
+  DISPOSED: 'DISPOSED',
+  /** A durable session log could not be written or read. */
+  SESSION_LOG_FAILED: 'SESSION_LOG_FAILED',
+} as const
+
+/** One of the codes in {@link ToolErrorCode}. */
+export type ToolErrorCode = (typeof ToolErrorCode)[keyof typeof ToolErrorCode]
+
+/** Structured failure identity carried by `ToolFailure.info`: the error class and its code. */
+export interface ToolErrorInfo {
+  readonly code: ToolErrorCode
+  /** The error class name (`ToolArgsError`, `Error`, ...), for durable diagnostics. */
+  readonly name: string
+}
+
+/** Base class of every error this library throws; `code` names the failure for programs. */
+export class ToolError extends Error {
+  readonly code: ToolErrorCode
+
+  constructor(code: ToolErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.code = code
+    this.name = new.target.name
+  }
+}
+
+/** True when `value` is one of this library's errors. */
+export function isToolError(value: unknown): value is ToolError {
+  return value instanceof ToolError
+}
+
+/** Thrown when a resource is used after `dispose()`. */
+export class DisposedError extends ToolError {
+  constructor(what: string) {
+    super(ToolErrorCode.DISPOSED, `${what} was used after dispose()`)
+  }
+}
+
+/** Thrown when a tool definition, restriction or option is malformed. */
+export class ToolDefinitionError extends ToolError {
+  constructor(message: string) {
+    super(ToolErrorCode.INVALID_DEFINITION, message)
+  }
+}
+
+/** One problem found in a value against a schema: where, what was expected, what was found. */
+export interface SchemaIssue {
+  /** JSON path of the offending value, `$` for the root (`$.items[2].name`). */
+  readonly path: string
+  /** The expected shape, in words a model can act on (`string`, `one of "a" | "b"`, ...). */
+  readonly expected: string
+  /** A short description of what was found (`number 3`, `missing`, `unexpected key "x"`). */
+  readonly found: string
+}
+
+function describeIssues(issues: readonly SchemaIssue[]): string {
+  return issues.map((issue) => `${issue.path}: expected ${issue.expected}, found ${issue.found}`).join('; ')
+}
+
+/** Arguments do not match a tool's parameters (`INVALID_ARGS`). The message lists every issue. */
+export class ToolArgsError extends ToolError {
+  readonly issues: readonly SchemaIssue[]
+
+  constructor(toolName: string, issues: readonly SchemaIssue[]) {
+    super(ToolErrorCode.INVALID_ARGS, `Invalid arguments for tool "${toolName}": ${describeIssues(issues)}`)
+    this.issues = Object.freeze([...issues])
+  }
+}
+
+/** A produced value does not match the tool's `output.schema` (`INVALID_TOOL_OUTPUT`). */
+export class ToolOutputError extends ToolError {
+  readonly issues: readonly SchemaIssue[]
+
+  constructor(toolName: string, issues: readonly SchemaIssue[]) {
+    super(ToolErrorCode.INVALID_TOOL_OUTPUT, `Invalid output of tool "${toolName}": ${describeIssues(issues)}`)
+    this.issues = Object.freeze([...issues])
+  }
+}
