@@ -2,7 +2,7 @@
  * The JSON boundary: the one module that copies outside values into plain, frozen JSON and parses
  * or writes outside text. Nothing else calls `JSON.parse` on outside data.
  *
- * CONTRACT (implemented by the boundary work of issue 2):
+ * CONTRACT:
  * - `snapshotJson(value, label)` copies `value` into fresh plain JSON and deep-freezes it. It throws
  *   `JsonBoundaryError` (code `INVALID_JSON`) with the JSON path of the first offending place for:
  *   undefined, functions, symbols, bigint, NaN, +-Infinity, -0, sparse arrays (holes), cycles,
@@ -11,14 +11,521 @@
  *   (`util.types.isProxy`), so no trap ever runs. Shared non-cyclic references are fine (copied).
  *   Iterative: a value nested 100,000 deep gives a clear error or result, never a stack overflow.
  *   `__proto__` as an own data key is an ordinary key in the copy.
- * - `parseJsonText(text, label)` parses outside text with lossless-json: integers outside the safe
- *   range and decimals a double cannot hold exactly throw `JsonBoundaryError` naming the path;
- *   duplicate keys throw; `__proto__` is an ordinary key. Returns frozen plain JSON.
- * - `stringifyJson(value)` writes durable text with lossless-json.
+ * - `parseJsonText(text, label)` parses outside text with lossless-json's number rules: integers
+ *   outside the safe range and decimals a double cannot hold exactly throw `JsonBoundaryError`
+ *   naming the path; duplicate keys throw; `__proto__` is an ordinary key. Returns frozen plain JSON.
+ * - `stringifyJson(value)` writes durable text; `parseDurableJson(text)` reads it back exactly.
+ *
+ * Parsing and writing are iterative here rather than delegated to `lossless-json`'s `parse` and
+ * `stringify`: both recurse and overflow the stack near 5,000 levels (measured on Node 20), and its
+ * `parse` accepts a duplicate key silently when both values are equal. Its number classification
+ * (`isSafeNumber`, `compareNumber`) is what decides exactness.
  */
+import { types } from 'node:util'
+import { compareNumber, isSafeNumber } from 'lossless-json'
+import { ToolError, ToolErrorCode } from './errors.ts'
 
 /** A lossless JSON value. Values that crossed the boundary are deep-frozen. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
 
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue }
+
+/**
+ * Thrown when a value or a text cannot cross the JSON boundary exactly (code `INVALID_JSON`).
+ * `path` is the JSON path of the first offending place (`$`, `$.items[2]["odd key"]`); `reason`
+ * says what is wrong there, without the label or the path.
+ */
+export class JsonBoundaryError extends ToolError {
+  readonly path: string
+  readonly reason: string
+
+  constructor(label: string, path: string, reason: string) {
+    super(ToolErrorCode.INVALID_JSON, `${label} is not lossless JSON at ${path}: ${reason}`)
+    this.path = path
+    this.reason = reason
+  }
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/
+
+/**
+ * Formats path segments as a JSON path rooted at `$`: numbers as `[2]`, identifier-like keys as
+ * `.name`, every other key as a quoted member (`["odd key"]`, `[""]`).
+ */
+export function formatJsonPath(segments: readonly (string | number)[]): string {
+  let path = '$'
+  for (const segment of segments) {
+    if (typeof segment === 'number') path += `[${segment}]`
+    else if (IDENTIFIER.test(segment)) path += `.${segment}`
+    else path += `[${JSON.stringify(segment)}]`
+  }
+  return path
+}
+
+// Every container this module created (snapshot copies and parse results). They are frozen plain
+// JSON whose children are members too, so such a value crosses the boundary again for free.
+const boundaryValues = new WeakSet<object>()
+
+/**
+ * True when `value` is a JSON primitive (finite number other than -0) or a container produced by
+ * this module (so it is plain, lossless and deep-frozen). O(1); a structurally valid JSON value
+ * built elsewhere answers `false` until it crosses the boundary through {@link snapshotJson}.
+ */
+export function isFrozenJson(value: unknown): value is JsonValue {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0)
+    case 'object':
+      return value === null || boundaryValues.has(value)
+    default:
+      return false
+  }
+}
+
+/** One container being copied: its source, its copy, its own keys and the next key to visit. */
+interface CopyFrame {
+  readonly source: object
+  readonly copy: JsonValue[] | JsonObject
+  /** Own string keys of an object source; `undefined` for an array source. */
+  readonly keys: string[] | undefined
+  /** Length of an array source. */
+  readonly length: number
+  index: number
+}
+
+const IN_PROGRESS = Symbol('in progress')
+
+/** Class name for messages, read without running user code (no getters, no proxies). */
+function describeObject(value: object): string {
+  const proto: unknown = Object.getPrototypeOf(value)
+  if (proto === null || typeof proto !== 'object') return 'object'
+  const ctor = Object.getOwnPropertyDescriptor(proto, 'constructor')
+  if (ctor !== undefined && 'value' in ctor && typeof ctor.value === 'function') {
+    const name = Object.getOwnPropertyDescriptor(ctor.value, 'name')
+    if (name !== undefined && typeof name.value === 'string' && name.value !== '') return name.value
+  }
+  return 'object with a custom prototype'
+}
+
+function primitiveProblem(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'number':
+      if (value !== value) return 'NaN is not JSON'
+      if (value === Infinity || value === -Infinity) return `${value} is not JSON`
+      return value === 0 && 1 / value < 0 ? '-0 is not JSON (it would read back as 0)' : undefined
+    case 'undefined':
+      return 'undefined is not JSON'
+    case 'function':
+      return 'a function is not JSON'
+    case 'symbol':
+      return 'a symbol is not JSON'
+    case 'bigint':
+      return 'a bigint is not JSON (convert it to a string or a safe number)'
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Copies `value` into fresh plain JSON (objects with Object.prototype, dense arrays) and
+ * deep-freezes the copy; `label` names the value in error messages (`arguments of "grep"`).
+ * Never runs user code: no getter, no proxy trap, no `toJSON`. Shared references are copied once
+ * and shared in the copy; a cycle throws. Any depth works (explicit stack). A value that already
+ * came out of this boundary is returned as is.
+ * @throws JsonBoundaryError naming the path of the first value that is not lossless JSON.
+ */
+export function snapshotJson(value: unknown, label = 'value'): JsonValue {
+  if (typeof value !== 'object' || value === null) {
+    const problem = primitiveProblem(value)
+    if (problem !== undefined) throw new JsonBoundaryError(label, '$', problem)
+    return value as JsonValue
+  }
+  if (boundaryValues.has(value)) return value as JsonValue
+
+  const stack: CopyFrame[] = []
+  // Maps a source container to its finished copy, or IN_PROGRESS while it is an ancestor.
+  const seen = new Map<object, JsonValue | typeof IN_PROGRESS>()
+
+  const fail = (reason: string): never => {
+    const segments: (string | number)[] = []
+    for (const frame of stack) {
+      const at = frame.index
+      segments.push(frame.keys === undefined ? at : (frame.keys[at] as string))
+    }
+    throw new JsonBoundaryError(label, formatJsonPath(segments), reason)
+  }
+
+  // Opens a container: checks its shape and pushes its frame, or returns a copy it can reuse.
+  const open = (source: object): JsonValue | undefined => {
+    // Checked first: any other reflection on a proxy would run one of its traps.
+    if (types.isProxy(source)) return fail('a Proxy is not JSON')
+    if (boundaryValues.has(source)) return source as JsonValue
+    const known = seen.get(source)
+    if (known === IN_PROGRESS) return fail('a cycle is not JSON')
+    if (known !== undefined) return known
+    const proto: unknown = Object.getPrototypeOf(source)
+    if (Array.isArray(source)) {
+      if (proto !== Array.prototype) return fail(`an instance of ${describeObject(source)} is not JSON`)
+      const keys = Reflect.ownKeys(source)
+      // `length` is an own non-enumerable data property, so a dense array has length + 1 keys.
+      const length = source.length
+      if (keys.length !== length + 1) {
+        return keys.length < length + 1
+          ? fail(`a sparse array is not JSON (index ${firstHole(source, length)} is a hole)`)
+          : fail(`an array with extra property ${describeKey(extraArrayKey(keys, length))} is not JSON`)
+      }
+      const copy: JsonValue[] = []
+      stack.push({ source, copy, keys: undefined, length, index: 0 })
+      seen.set(source, IN_PROGRESS)
+      return undefined
+    }
+    if (proto !== Object.prototype && proto !== null) {
+      return fail(`an instance of ${describeObject(source)} is not JSON`)
+    }
+    const keys = Reflect.ownKeys(source)
+    for (const key of keys) {
+      if (typeof key === 'symbol') return fail(`a symbol key (${String(key)}) is not JSON`)
+    }
+    stack.push({ source, copy: {}, keys: keys as string[], length: keys.length, index: 0 })
+    seen.set(source, IN_PROGRESS)
+    return undefined
+  }
+
+  const root = open(value)
+  if (root !== undefined) return root
+  const rootFrame = stack[0] as CopyFrame
+
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1] as CopyFrame
+    if (frame.index === frame.length) {
+      Object.freeze(frame.copy)
+      boundaryValues.add(frame.copy)
+      seen.set(frame.source, frame.copy)
+      stack.pop()
+      const parent = stack[stack.length - 1]
+      if (parent !== undefined) parent.index++
+      continue
+    }
+    const key: string | number = frame.keys === undefined ? frame.index : (frame.keys[frame.index] as string)
+    const descriptor = Object.getOwnPropertyDescriptor(frame.source, key)
+    if (descriptor === undefined) {
+      // Only reachable for an array index: the length check already counted the keys.
+      return fail('a sparse array is not JSON')
+    }
+    if (!('value' in descriptor)) fail('an accessor property is not JSON (its getter is never run)')
+    if (descriptor.enumerable !== true) fail('a non-enumerable property is not JSON')
+    const child: unknown = descriptor.value
+    let copied: JsonValue
+    if (typeof child === 'object' && child !== null) {
+      const reused = open(child)
+      if (reused === undefined) {
+        // The new frame assigns itself into `frame.copy` now and fills in later.
+        assign(frame.copy, key, (stack[stack.length - 1] as CopyFrame).copy)
+        continue
+      }
+      copied = reused
+    } else {
+      const problem = primitiveProblem(child)
+      if (problem !== undefined) fail(problem)
+      copied = child as JsonValue
+    }
+    assign(frame.copy, key, copied)
+    frame.index++
+  }
+  return rootFrame.copy
+}
+
+function assign(target: JsonValue[] | JsonObject, key: string | number, value: JsonValue): void {
+  if (typeof key === 'number') (target as JsonValue[])[key] = value
+  // Assignment would run Object.prototype's `__proto__` setter instead of creating the key.
+  else if (key === '__proto__') {
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
+  } else (target as JsonObject)[key] = value
+}
+
+function firstHole(array: readonly unknown[], length: number): number {
+  for (let index = 0; index < length; index++) if (!Object.hasOwn(array, index)) return index
+  return length
+}
+
+function extraArrayKey(keys: readonly (string | symbol)[], length: number): string | symbol {
+  for (const key of keys) {
+    if (typeof key === 'symbol' || key === 'length') {
+      if (typeof key === 'symbol') return key
+      continue
+    }
+    const index = Number(key)
+    if (!(Number.isInteger(index) && index >= 0 && index < length && String(index) === key)) return key
+  }
+  return 'length'
+}
+
+function describeKey(key: string | symbol): string {
+  return typeof key === 'symbol' ? String(key) : JSON.stringify(key)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text
+
+type NumberRule = 'outside' | 'durable'
+
+interface ParseFrame {
+  readonly container: JsonValue[] | JsonObject
+  readonly isArray: boolean
+  /** The member key whose value is being parsed (objects only). */
+  key: string
+  /** Position of that key's opening quote, for duplicate-key errors. */
+  keyAt: number
+}
+
+const NUMBER_TOKEN = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y
+
+/**
+ * Parses OUTSIDE text (model-supplied arguments, wire payloads) into frozen plain JSON with JS
+ * numbers. A number that a double cannot hold exactly (an integer outside the safe range, a
+ * decimal with more digits than a double keeps, an overflow or underflow) throws instead of being
+ * rounded; so do `-0`, duplicate keys and syntax errors (with the character position). `__proto__`
+ * is an ordinary key. Any nesting depth works (no recursion).
+ * @throws JsonBoundaryError naming the path (and position) of the first problem.
+ */
+export function parseJsonText(text: string, label = 'value'): JsonValue {
+  return parseText(text, label, 'outside')
+}
+
+/**
+ * Reads back text written by {@link stringifyJson} (session logs). Same rules as
+ * {@link parseJsonText}, except that a number is accepted when the text is exactly the value of the
+ * double it denotes, so every finite double written (`1e+300`, `9007199254740992`) reads back as
+ * itself, while text that would round still throws.
+ * @throws JsonBoundaryError naming the path (and position) of the first problem.
+ */
+export function parseDurableJson(text: string, label = 'durable JSON'): JsonValue {
+  return parseText(text, label, 'durable')
+}
+
+function parseText(text: string, label: string, rule: NumberRule): JsonValue {
+  const length = text.length
+  const stack: ParseFrame[] = []
+  let at = 0
+
+  const fail = (reason: string, position: number = at): never => {
+    const segments: (string | number)[] = []
+    for (const frame of stack) {
+      segments.push(frame.isArray ? (frame.container as JsonValue[]).length : frame.key)
+    }
+    throw new JsonBoundaryError(label, formatJsonPath(segments), `${reason} (at position ${position})`)
+  }
+  const skipSpace = (): void => {
+    let code = text.charCodeAt(at)
+    while (code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09) code = text.charCodeAt(++at)
+  }
+  const found = (): string => (at >= length ? 'end of text' : JSON.stringify(text[at]))
+
+  const readString = (): string => {
+    // `at` is on the opening quote.
+    let start = ++at
+    let result = ''
+    for (;;) {
+      if (at >= length) return fail('unterminated string')
+      const code = text.charCodeAt(at)
+      if (code === 0x22) {
+        result += text.slice(start, at)
+        at++
+        return result
+      }
+      if (code < 0x20) return fail('unescaped control character in string')
+      if (code !== 0x5c) {
+        at++
+        continue
+      }
+      result += text.slice(start, at)
+      const escape = text[at + 1]
+      switch (escape) {
+        case '"': result += '"'; break
+        case '\\': result += '\\'; break
+        case '/': result += '/'; break
+        case 'b': result += '\b'; break
+        case 'f': result += '\f'; break
+        case 'n': result += '\n'; break
+        case 'r': result += '\r'; break
+        case 't': result += '\t'; break
+        case 'u': {
+          const hex = text.slice(at + 2, at + 6)
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) return fail('invalid \\u escape')
+          result += String.fromCharCode(Number.parseInt(hex, 16))
+          at += 4
+          break
+        }
+        default:
+          return fail('invalid escape in string')
+      }
+      at += 2
+      start = at
+    }
+  }
+
+  const readNumber = (): number => {
+    NUMBER_TOKEN.lastIndex = at
+    const match = NUMBER_TOKEN.exec(text)
+    if (match === null) return fail(`unexpected ${found()}`)
+    const token = match[0]
+    const start = at
+    at += token.length
+    const value = Number(token)
+    // Short plain integers are always exact: skip the digit comparison on the common case.
+    if (!(token.length <= 15 && Number.isSafeInteger(value) && !/[.eE]/.test(token))) {
+      if (rule === 'outside') {
+        if (!isSafeNumber(token)) return fail(unsafeNumber(token), start)
+      } else if (!Number.isFinite(value) || compareNumber(token, String(value)) !== 0) {
+        return fail(unsafeNumber(token), start)
+      }
+    }
+    if (value === 0 && token.charCodeAt(0) === 0x2d) return fail('-0 is not JSON (it would read back as 0)', start)
+    return value
+  }
+
+  let value: JsonValue
+  skipSpace()
+  for (;;) {
+    // Read one value; containers push a frame and go on to read their first member.
+    const code = text.charCodeAt(at)
+    if (code === 0x7b /* { */) {
+      const object: JsonObject = {}
+      at++
+      skipSpace()
+      if (text.charCodeAt(at) === 0x7d) {
+        at++
+        value = object
+      } else {
+        stack.push({ container: object, isArray: false, key: '', keyAt: at })
+        readKey(stack[stack.length - 1] as ParseFrame)
+        continue
+      }
+    } else if (code === 0x5b /* [ */) {
+      const array: JsonValue[] = []
+      at++
+      skipSpace()
+      if (text.charCodeAt(at) === 0x5d) {
+        at++
+        value = array
+      } else {
+        stack.push({ container: array, isArray: true, key: '', keyAt: at })
+        continue
+      }
+    } else if (code === 0x22) value = readString()
+    else if (code === 0x2d || (code >= 0x30 && code <= 0x39)) value = readNumber()
+    else if (text.startsWith('true', at)) (value = true), (at += 4)
+    else if (text.startsWith('false', at)) (value = false), (at += 5)
+    else if (text.startsWith('null', at)) (value = null), (at += 4)
+    else return fail(`expected a value, found ${found()}`)
+
+    // Store the value, then close every container that ends right after it.
+    let readNext = false
+    while (!readNext) {
+      if (typeof value === 'object' && value !== null) {
+        Object.freeze(value)
+        boundaryValues.add(value)
+      }
+      const frame = stack[stack.length - 1]
+      skipSpace()
+      if (frame === undefined) {
+        if (at < length) return fail(`unexpected ${found()} after the value`)
+        return value
+      }
+      if (frame.isArray) (frame.container as JsonValue[]).push(value)
+      else {
+        const object = frame.container as JsonObject
+        if (Object.hasOwn(object, frame.key)) return fail(`duplicate key ${JSON.stringify(frame.key)}`, frame.keyAt)
+        assign(object, frame.key, value)
+      }
+      const next = text.charCodeAt(at)
+      if (next === 0x2c /* , */) {
+        at++
+        skipSpace()
+        if (!frame.isArray) readKey(frame)
+        readNext = true
+      } else if (next === (frame.isArray ? 0x5d : 0x7d)) {
+        at++
+        stack.pop()
+        value = frame.container
+      } else {
+        return fail(`expected "," or "${frame.isArray ? ']' : '}'}", found ${found()}`)
+      }
+    }
+  }
+
+  function readKey(frame: ParseFrame): void {
+    if (text.charCodeAt(at) !== 0x22) fail(`expected a string key, found ${found()}`)
+    frame.keyAt = at
+    frame.key = readString()
+    skipSpace()
+    if (text.charCodeAt(at) !== 0x3a) fail(`expected ":", found ${found()}`)
+    at++
+    skipSpace()
+  }
+}
+
+function unsafeNumber(token: string): string {
+  const value = Number(token)
+  const what = !Number.isFinite(value)
+    ? 'overflows a double'
+    : value === 0
+      ? 'underflows a double (it would read back as 0)'
+      : Number.isInteger(value) && !Number.isSafeInteger(value)
+        ? 'is an integer outside the safe range (+-9007199254740991)'
+        : 'has more digits than a double holds'
+  return `number ${token} ${what}; send it as a string`
+}
+
+/**
+ * Writes a JSON value as durable single-line text (no spaces), exact for every finite double
+ * (shortest round-trip digits). Iterative, so any depth works. The value must be lossless JSON:
+ * pass values that crossed {@link snapshotJson}; others are snapshotted first and may throw.
+ * @throws JsonBoundaryError when `value` is not lossless JSON.
+ */
+export function stringifyJson(value: JsonValue): string {
+  const checked = isFrozenJson(value) ? value : snapshotJson(value)
+  if (typeof checked !== 'object' || checked === null) return JSON.stringify(checked)
+  // Work items: a value to write, or a literal string (separators and closers).
+  const work: (JsonValue | Literal)[] = [checked]
+  let out = ''
+  while (work.length > 0) {
+    const item = work.pop() as JsonValue | Literal
+    if (item instanceof Literal) {
+      out += item.text
+    } else if (typeof item !== 'object' || item === null) {
+      out += typeof item === 'string' ? JSON.stringify(item) : String(item)
+    } else if (Array.isArray(item)) {
+      out += '['
+      work.push(CLOSE_ARRAY)
+      for (let index = item.length - 1; index >= 0; index--) {
+        work.push(item[index] as JsonValue)
+        if (index > 0) work.push(COMMA)
+      }
+    } else {
+      out += '{'
+      work.push(CLOSE_OBJECT)
+      const keys = Object.keys(item)
+      for (let index = keys.length - 1; index >= 0; index--) {
+        const key = keys[index] as string
+        work.push(item[key] as JsonValue)
+        work.push(new Literal(`${index > 0 ? ',' : ''}${JSON.stringify(key)}:`))
+      }
+    }
+  }
+  return out
+}
+
+class Literal {
+  readonly text: string
+  constructor(text: string) {
+    this.text = text
+  }
+}
+const COMMA = new Literal(',')
+const CLOSE_ARRAY = new Literal(']')
+const CLOSE_OBJECT = new Literal('}')
