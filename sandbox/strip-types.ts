@@ -1,0 +1,123 @@
+/**
+ * Position-preserving type removal for `run_code` programs. Models often write TypeScript; its
+ * types are blanked out with `ts-blank-space`, so every line and column of the JavaScript that
+ * runs is where the model wrote it, and a guest error position needs no mapping back.
+ */
+
+import { blankSourceFile } from 'ts-blank-space'
+import ts from 'typescript'
+
+/** The outcome of {@link stripTypes}. Line and column are 1-based positions in the program text. */
+export type StripTypesResult =
+  | { readonly ok: true; readonly code: string }
+  | { readonly ok: false; readonly message: string; readonly line: number; readonly column: number }
+
+// The program is the body of an async function. Parsing it wrapped in one puts `await` and
+// `return` in their real context; the prefix shares the first line, so no line number moves.
+const PREFIX = 'async function __program__() {'
+const SUFFIX = '\n}'
+
+const PARSE_OPTIONS: ts.CreateSourceFileOptions = {
+  languageVersion: ts.ScriptTarget.ESNext,
+  jsDocParsingMode: ts.JSDocParsingMode.ParseNone,
+}
+
+// `parseDiagnostics` is internal but has been on every SourceFile for years; the public routes to
+// the same list (a Program, `transpileModule`) cost milliseconds instead of nothing.
+type ParsedSourceFile = ts.SourceFile & { readonly parseDiagnostics?: readonly ts.DiagnosticWithLocation[] }
+
+const PARAMETER_PROPERTY_MODIFIERS: ReadonlySet<ts.SyntaxKind> = new Set([
+  ts.SyntaxKind.PublicKeyword,
+  ts.SyntaxKind.PrivateKeyword,
+  ts.SyntaxKind.ProtectedKeyword,
+  ts.SyntaxKind.ReadonlyKeyword,
+  ts.SyntaxKind.OverrideKeyword,
+])
+
+/** Why `node` (reported by ts-blank-space) cannot be erased, and what to write instead. */
+function describeNonErasable(node: ts.Node): string {
+  switch (node.kind) {
+    case ts.SyntaxKind.EnumDeclaration:
+      return '`enum` is not supported: use a union of string literals or a const object instead'
+    case ts.SyntaxKind.ModuleDeclaration:
+      return '`namespace` with values is not supported: use a plain object or top-level functions instead'
+    case ts.SyntaxKind.TypeAssertionExpression:
+      return 'angle-bracket type assertions (`<T>value`) are not supported: write `value as T` instead'
+    case ts.SyntaxKind.ImportEqualsDeclaration:
+      return '`import ... = ...` is not supported: tools are on the global `tools` object'
+    case ts.SyntaxKind.ExportAssignment:
+      return '`export =` is not supported: `return` the result instead'
+    case ts.SyntaxKind.AsExpression:
+    case ts.SyntaxKind.SatisfiesExpression:
+      return 'a type assertion mixed with `??` and `&&`/`||` would change meaning once removed: wrap it in parentheses'
+  }
+  if (PARAMETER_PROPERTY_MODIFIERS.has(node.kind)) {
+    return 'parameter properties (`constructor(private x: T)`) are not supported: declare the field in the class body and assign it in the constructor'
+  }
+  return `this TypeScript syntax (${ts.SyntaxKind[node.kind]}) cannot be removed without changing the program`
+}
+
+function hasModifier(statement: ts.Statement, kind: ts.SyntaxKind): boolean {
+  return ts.canHaveModifiers(statement) && (ts.getModifiers(statement)?.some((modifier) => modifier.kind === kind) ?? false)
+}
+
+/** An `import` or `export` that survives blanking: valid nowhere in a function body. */
+function describeModuleSyntax(statement: ts.Statement): string | undefined {
+  if (ts.isImportDeclaration(statement)) {
+    if (statement.importClause?.isTypeOnly === true) return undefined
+    return '`import` is not available in run_code: tools are on the global `tools` object, beside the JavaScript built-ins'
+  }
+  const erased =
+    ts.isInterfaceDeclaration(statement) ||
+    ts.isTypeAliasDeclaration(statement) ||
+    (ts.isExportDeclaration(statement) && statement.isTypeOnly) ||
+    hasModifier(statement, ts.SyntaxKind.DeclareKeyword)
+  if (erased) return undefined
+  if (ts.isExportDeclaration(statement) || ts.isExportAssignment(statement) || hasModifier(statement, ts.SyntaxKind.ExportKeyword)) {
+    return '`export` is not available in run_code: `return` the result instead'
+  }
+  return undefined
+}
+
+/**
+ * Remove the TypeScript types from `source`, the body of an async function (top-level `await` and
+ * `return` are fine). On success every remaining character keeps its line and column; plain
+ * JavaScript comes back unchanged. Fails, with the first problem's 1-based line and column, on a
+ * syntax error or on TypeScript that cannot simply be erased (`enum`, value `namespace`, parameter
+ * properties, `<T>x` assertions, `import`/`export`), naming the construct and what to write instead.
+ */
+export function stripTypes(source: string): StripTypesResult {
+  const wrapped = `${PREFIX}${source}${SUFFIX}`
+  const file: ParsedSourceFile = ts.createSourceFile('program.ts', wrapped, PARSE_OPTIONS, false, ts.ScriptKind.TS)
+
+  const fail = (position: number, message: string): StripTypesResult => {
+    // Positions inside the wrapper (a missing `}` is reported at its closing brace) belong at the program's end.
+    const clamped = Math.min(Math.max(position, PREFIX.length), PREFIX.length + source.length)
+    const { line, character } = file.getLineAndCharacterOfPosition(clamped)
+    return { ok: false, message, line: line + 1, column: (line === 0 ? character - PREFIX.length : character) + 1 }
+  }
+
+  const wrapper = file.statements[0]
+  const body = wrapper !== undefined && ts.isFunctionDeclaration(wrapper) ? wrapper.body : undefined
+  if (body !== undefined && body.end < wrapped.length) {
+    // The program closed the wrapper itself: its unmatched `}` is the first real mistake.
+    return fail(body.end - 1, "Syntax error: '}' has no matching '{'")
+  }
+  const syntaxError = file.parseDiagnostics?.[0]
+  if (syntaxError !== undefined) {
+    return fail(syntaxError.start, `Syntax error: ${ts.flattenDiagnosticMessageText(syntaxError.messageText, '\n')}`)
+  }
+
+  const nonErasable: ts.Node[] = []
+  const blanked = blankSourceFile(file, (node) => nonErasable.push(node))
+  const problems = nonErasable.map((node) => ({ position: node.getStart(file), message: describeNonErasable(node) }))
+  for (const statement of body?.statements ?? []) {
+    const message = describeModuleSyntax(statement)
+    if (message !== undefined) problems.push({ position: statement.getStart(file), message })
+  }
+  problems.sort((a, b) => a.position - b.position)
+  const first = problems[0]
+  if (first !== undefined) return fail(first.position, first.message)
+
+  return { ok: true, code: blanked.slice(PREFIX.length, blanked.length - SUFFIX.length) }
+}

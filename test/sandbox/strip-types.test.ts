@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest'
+import { stripTypes } from '../../sandbox/strip-types.ts'
+
+function strip(source: string): string {
+  const result = stripTypes(source)
+  if (!result.ok) throw new Error(`expected success, got ${result.message} at ${result.line}:${result.column}`)
+  return result.code
+}
+
+/** Line and column (both 1-based) of every identifier-like word, in order. */
+function wordPositions(text: string): string[] {
+  const positions: string[] = []
+  text.split('\n').forEach((line, index) => {
+    for (const match of line.matchAll(/[A-Za-z_$][\w$]*/g)) positions.push(`${match[0]}@${index + 1}:${match.index + 1}`)
+  })
+  return positions
+}
+
+describe('stripTypes', () => {
+  it('keeps every remaining word at the line and column where it was written', () => {
+    const source = [
+      'interface Entry { path: string; size: number }',
+      'const entries: Entry[] = await tools.list_files({ dir: "." }) as Entry[]',
+      'const big = entries.filter((e: Entry): boolean => e.size > 1000)!',
+      'function pick<T extends object>(items: T[], n?: number): T[] { return items.slice(0, n) }',
+      'return { count: big.length, first: pick<Entry>(big, 3) satisfies Entry[] }',
+    ].join('\n')
+    const code = strip(source)
+    expect(code.split('\n').map((line) => line.length)).toEqual(source.split('\n').map((line) => line.length))
+    const kept = new Set(wordPositions(code))
+    const expected = ['entries@2:7', 'await@2:26', 'tools@2:32', 'big@3:7', 'filter@3:21', 'pick@4:10', 'items@4:33', 'return@5:1', 'first@5:29']
+    for (const position of expected) expect(kept).toContain(position)
+    for (const position of kept) expect(wordPositions(source)).toContain(position)
+  })
+
+  it('removes interfaces and type aliases', () => {
+    expect(strip('interface A { a: string }\ntype B = A[]\nreturn 1')).toBe('                         \n            \nreturn 1')
+  })
+
+  it('removes generics from declarations and calls', () => {
+    expect(strip('function id<T>(x: T): T { return x }\nreturn id<number>(1)')).toBe(
+      'function id   (x   )    { return x }\nreturn id        (1)',
+    )
+  })
+
+  it('removes as and satisfies assertions', () => {
+    expect(strip('const a = (x as number) + 1\nconst b = ({ k: 1 } satisfies object)')).toBe(
+      'const a = (x          ) + 1\nconst b = ({ k: 1 }                 )',
+    )
+  })
+
+  it('removes non-null assertions', () => {
+    expect(strip('return map.get(key)!.value')).toBe('return map.get(key) .value')
+  })
+
+  it('removes optional markers and parameter types', () => {
+    expect(strip('function f(a?: string, b: number = 2) {}')).toBe('function f(a         , b         = 2) {}')
+  })
+
+  it('removes type-only imports', () => {
+    expect(strip('import type { A } from "a"\nreturn 1')).toMatch(/^[ ;]{26}\nreturn 1$/)
+  })
+
+  it('returns plain JavaScript unchanged', () => {
+    const source = 'const r = await tools.search({ q: "x" }) // find it\n/* note */\nreturn r.hits.map((h) => h.id)'
+    expect(strip(source)).toBe(source)
+  })
+
+  it('accepts top-level await and return', () => {
+    expect(strip('const x = await Promise.resolve(1)\nfor await (const y of []) {}\nreturn x')).toBe(
+      'const x = await Promise.resolve(1)\nfor await (const y of []) {}\nreturn x',
+    )
+  })
+
+  it('rejects an enum with its position and a suggested alternative', () => {
+    expect(stripTypes('const a = 1\n  enum Color { Red }')).toEqual({
+      ok: false,
+      message: '`enum` is not supported: use a union of string literals or a const object instead',
+      line: 2,
+      column: 3,
+    })
+  })
+
+  it('rejects a namespace that holds values', () => {
+    expect(stripTypes('namespace N { export const a = 1 }')).toMatchObject({ ok: false, line: 1, column: 1, message: expect.stringContaining('`namespace`') })
+  })
+
+  it('removes a namespace that holds only types', () => {
+    const declaration = 'namespace N { export type A = 1 }'
+    expect(strip(`${declaration}\nreturn 1`)).toBe(`${' '.repeat(declaration.length)}\nreturn 1`)
+  })
+
+  it('rejects parameter properties at the modifier', () => {
+    expect(stripTypes('class C {\n  constructor(private a: number) {}\n}')).toMatchObject({
+      ok: false,
+      line: 2,
+      column: 15,
+      message: expect.stringContaining('parameter properties'),
+    })
+  })
+
+  it('rejects angle-bracket assertions and suggests as', () => {
+    expect(stripTypes('const x = <number>y')).toMatchObject({ ok: false, line: 1, column: 11, message: expect.stringContaining('`value as T`') })
+  })
+
+  it('rejects a value import and says where the tools are', () => {
+    expect(stripTypes('import fs from "node:fs"')).toMatchObject({ ok: false, line: 1, column: 1, message: expect.stringContaining('global `tools` object') })
+  })
+
+  it('rejects an export and suggests return', () => {
+    expect(stripTypes('\nexport const a = 1')).toMatchObject({ ok: false, line: 2, column: 1, message: expect.stringContaining('`return`') })
+  })
+
+  it('reports a syntax error at its line and column', () => {
+    expect(stripTypes('const a = 1\nlet x = ;')).toEqual({ ok: false, message: 'Syntax error: Expression expected.', line: 2, column: 9 })
+  })
+
+  it('reports a syntax error on the first line at the column the program has', () => {
+    expect(stripTypes('let x = ;')).toMatchObject({ ok: false, line: 1, column: 9 })
+  })
+
+  it('reports a missing closing brace at the end of the program', () => {
+    expect(stripTypes('if (x) {\n  f()')).toEqual({ ok: false, message: "Syntax error: '}' expected.", line: 2, column: 6 })
+  })
+
+  it('reports a closing brace that would end the program body early', () => {
+    expect(stripTypes('f()\n}\ng()')).toEqual({ ok: false, message: "Syntax error: '}' has no matching '{'", line: 2, column: 1 })
+  })
+})
