@@ -63,14 +63,15 @@ export function formatJsonPath(segments: readonly (string | number)[]): string {
   return path
 }
 
-// Every container this module created (snapshot copies and parse results). They are frozen plain
-// JSON whose children are members too, so such a value crosses the boundary again for free.
-const boundaryValues = new WeakSet<object>()
+// Every container this module returned (snapshot and parse results): frozen plain JSON that can
+// cross again for free. Only roots: a WeakSet add costs about as much as copying a small object.
+const boundaryRoots = new WeakSet<object>()
 
 /**
- * True when `value` is a JSON primitive (finite number other than -0) or a container produced by
- * this module (so it is plain, lossless and deep-frozen). O(1); a structurally valid JSON value
- * built elsewhere answers `false` until it crosses the boundary through {@link snapshotJson}.
+ * True when `value` is a JSON primitive (finite number other than -0) or a container this module
+ * returned from {@link snapshotJson}, {@link parseJsonText} or {@link parseDurableJson} (plain,
+ * lossless, deep-frozen). O(1). A nested part of such a value, or valid JSON built elsewhere,
+ * answers `false`: pass it through {@link snapshotJson}, which copies it.
  */
 export function isFrozenJson(value: unknown): value is JsonValue {
   switch (typeof value) {
@@ -80,7 +81,7 @@ export function isFrozenJson(value: unknown): value is JsonValue {
     case 'number':
       return Number.isFinite(value) && !Object.is(value, -0)
     case 'object':
-      return value === null || boundaryValues.has(value)
+      return value === null || boundaryRoots.has(value)
     default:
       return false
   }
@@ -92,12 +93,15 @@ interface CopyFrame {
   readonly copy: JsonValue[] | JsonObject
   /** Own string keys of an object source; `undefined` for an array source. */
   readonly keys: string[] | undefined
-  /** Length of an array source. */
+  /** Number of entries to visit: the array length or the key count. */
   readonly length: number
   index: number
 }
 
 const IN_PROGRESS = Symbol('in progress')
+
+/** Maps a source container to its finished copy, or to IN_PROGRESS while it is an ancestor. */
+type Seen = Map<object, JsonValue | typeof IN_PROGRESS>
 
 /** Class name for messages, read without running user code (no getters, no proxies). */
 function describeObject(value: object): string {
@@ -130,12 +134,56 @@ function primitiveProblem(value: unknown): string | undefined {
   }
 }
 
+/** Builds the path from the frames on the stack only now, so the success path never builds one. */
+function failAt(stack: readonly CopyFrame[], label: string, reason: string): never {
+  const segments: (string | number)[] = []
+  for (const frame of stack) segments.push(frame.keys === undefined ? frame.index : (frame.keys[frame.index] as string))
+  throw new JsonBoundaryError(label, formatJsonPath(segments), reason)
+}
+
+/** Checks a container and pushes its frame, or returns a copy to reuse. Throws for a non-JSON one. */
+function openContainer(source: object, stack: CopyFrame[], seen: Seen, label: string): JsonValue | undefined {
+  // Checked first: any other reflection on a proxy would run one of its traps.
+  if (types.isProxy(source)) return failAt(stack, label, 'a Proxy is not JSON')
+  const known = seen.get(source)
+  if (known !== undefined) return known === IN_PROGRESS ? failAt(stack, label, 'a cycle is not JSON') : known
+  if (boundaryRoots.has(source)) return source as JsonValue
+  const proto: unknown = Object.getPrototypeOf(source)
+  if (Array.isArray(source)) {
+    if (proto !== Array.prototype) return failAt(stack, label, `an instance of ${describeObject(source)} is not JSON`)
+    const keys = Reflect.ownKeys(source)
+    // `length` is an own non-enumerable data property, so a dense array has length + 1 keys.
+    const length = source.length
+    if (keys.length !== length + 1) {
+      return failAt(
+        stack,
+        label,
+        keys.length < length + 1
+          ? `a sparse array is not JSON (index ${firstHole(source, length)} is a hole)`
+          : `an array with extra property ${describeKey(extraArrayKey(keys, length))} is not JSON`,
+      )
+    }
+    stack.push({ source, copy: [], keys: undefined, length, index: 0 })
+  } else {
+    if (proto !== Object.prototype && proto !== null) {
+      return failAt(stack, label, `an instance of ${describeObject(source)} is not JSON`)
+    }
+    const keys = Reflect.ownKeys(source)
+    for (const key of keys) {
+      if (typeof key === 'symbol') return failAt(stack, label, `a symbol key (${String(key)}) is not JSON`)
+    }
+    stack.push({ source, copy: {}, keys: keys as string[], length: keys.length, index: 0 })
+  }
+  seen.set(source, IN_PROGRESS)
+  return undefined
+}
+
 /**
  * Copies `value` into fresh plain JSON (objects with Object.prototype, dense arrays) and
  * deep-freezes the copy; `label` names the value in error messages (`arguments of "grep"`).
- * Never runs user code: no getter, no proxy trap, no `toJSON`. Shared references are copied once
- * and shared in the copy; a cycle throws. Any depth works (explicit stack). A value that already
- * came out of this boundary is returned as is.
+ * Never runs user code: no getter, no proxy trap, no `toJSON`. A shared (non-cyclic) reference is
+ * copied once and that frozen copy is shared in the result; a cycle throws. Any depth works
+ * (explicit stack). A value this module returned before comes back as is, without a copy.
  * @throws JsonBoundaryError naming the path of the first value that is not lossless JSON.
  */
 export function snapshotJson(value: unknown, label = 'value'): JsonValue {
@@ -144,66 +192,18 @@ export function snapshotJson(value: unknown, label = 'value'): JsonValue {
     if (problem !== undefined) throw new JsonBoundaryError(label, '$', problem)
     return value as JsonValue
   }
-  if (boundaryValues.has(value)) return value as JsonValue
+  if (boundaryRoots.has(value)) return value as JsonValue
 
   const stack: CopyFrame[] = []
-  // Maps a source container to its finished copy, or IN_PROGRESS while it is an ancestor.
-  const seen = new Map<object, JsonValue | typeof IN_PROGRESS>()
-
-  const fail = (reason: string): never => {
-    const segments: (string | number)[] = []
-    for (const frame of stack) {
-      const at = frame.index
-      segments.push(frame.keys === undefined ? at : (frame.keys[at] as string))
-    }
-    throw new JsonBoundaryError(label, formatJsonPath(segments), reason)
-  }
-
-  // Opens a container: checks its shape and pushes its frame, or returns a copy it can reuse.
-  const open = (source: object): JsonValue | undefined => {
-    // Checked first: any other reflection on a proxy would run one of its traps.
-    if (types.isProxy(source)) return fail('a Proxy is not JSON')
-    if (boundaryValues.has(source)) return source as JsonValue
-    const known = seen.get(source)
-    if (known === IN_PROGRESS) return fail('a cycle is not JSON')
-    if (known !== undefined) return known
-    const proto: unknown = Object.getPrototypeOf(source)
-    if (Array.isArray(source)) {
-      if (proto !== Array.prototype) return fail(`an instance of ${describeObject(source)} is not JSON`)
-      const keys = Reflect.ownKeys(source)
-      // `length` is an own non-enumerable data property, so a dense array has length + 1 keys.
-      const length = source.length
-      if (keys.length !== length + 1) {
-        return keys.length < length + 1
-          ? fail(`a sparse array is not JSON (index ${firstHole(source, length)} is a hole)`)
-          : fail(`an array with extra property ${describeKey(extraArrayKey(keys, length))} is not JSON`)
-      }
-      const copy: JsonValue[] = []
-      stack.push({ source, copy, keys: undefined, length, index: 0 })
-      seen.set(source, IN_PROGRESS)
-      return undefined
-    }
-    if (proto !== Object.prototype && proto !== null) {
-      return fail(`an instance of ${describeObject(source)} is not JSON`)
-    }
-    const keys = Reflect.ownKeys(source)
-    for (const key of keys) {
-      if (typeof key === 'symbol') return fail(`a symbol key (${String(key)}) is not JSON`)
-    }
-    stack.push({ source, copy: {}, keys: keys as string[], length: keys.length, index: 0 })
-    seen.set(source, IN_PROGRESS)
-    return undefined
-  }
-
-  const root = open(value)
-  if (root !== undefined) return root
-  const rootFrame = stack[0] as CopyFrame
+  const seen: Seen = new Map()
+  openContainer(value, stack, seen, label)
+  const root = (stack[0] as CopyFrame).copy
 
   while (stack.length > 0) {
     const frame = stack[stack.length - 1] as CopyFrame
     if (frame.index === frame.length) {
+      // Post-order: every child is frozen before its parent, so the whole copy ends deep-frozen.
       Object.freeze(frame.copy)
-      boundaryValues.add(frame.copy)
       seen.set(frame.source, frame.copy)
       stack.pop()
       const parent = stack[stack.length - 1]
@@ -212,31 +212,28 @@ export function snapshotJson(value: unknown, label = 'value'): JsonValue {
     }
     const key: string | number = frame.keys === undefined ? frame.index : (frame.keys[frame.index] as string)
     const descriptor = Object.getOwnPropertyDescriptor(frame.source, key)
-    if (descriptor === undefined) {
-      // Only reachable for an array index: the length check already counted the keys.
-      return fail('a sparse array is not JSON')
-    }
-    if (!('value' in descriptor)) fail('an accessor property is not JSON (its getter is never run)')
-    if (descriptor.enumerable !== true) fail('a non-enumerable property is not JSON')
+    // An array hole is the only way to get here with no descriptor: the key count was checked.
+    if (descriptor === undefined) return failAt(stack, label, 'a sparse array is not JSON')
+    if (!('value' in descriptor)) failAt(stack, label, 'an accessor property is not JSON (its getter is never run)')
+    if (descriptor.enumerable !== true) failAt(stack, label, 'a non-enumerable property is not JSON')
     const child: unknown = descriptor.value
-    let copied: JsonValue
     if (typeof child === 'object' && child !== null) {
-      const reused = open(child)
+      const reused = openContainer(child, stack, seen, label)
       if (reused === undefined) {
-        // The new frame assigns itself into `frame.copy` now and fills in later.
+        // The child's copy goes into place now and is filled in (then frozen) by its own frame.
         assign(frame.copy, key, (stack[stack.length - 1] as CopyFrame).copy)
         continue
       }
-      copied = reused
+      assign(frame.copy, key, reused)
     } else {
       const problem = primitiveProblem(child)
-      if (problem !== undefined) fail(problem)
-      copied = child as JsonValue
+      if (problem !== undefined) failAt(stack, label, problem)
+      assign(frame.copy, key, child as JsonValue)
     }
-    assign(frame.copy, key, copied)
     frame.index++
   }
-  return rootFrame.copy
+  boundaryRoots.add(root)
+  return root
 }
 
 function assign(target: JsonValue[] | JsonObject, key: string | number, value: JsonValue): void {
@@ -426,14 +423,12 @@ function parseText(text: string, label: string, rule: NumberRule): JsonValue {
     // Store the value, then close every container that ends right after it.
     let readNext = false
     while (!readNext) {
-      if (typeof value === 'object' && value !== null) {
-        Object.freeze(value)
-        boundaryValues.add(value)
-      }
+      if (typeof value === 'object' && value !== null) Object.freeze(value)
       const frame = stack[stack.length - 1]
       skipSpace()
       if (frame === undefined) {
         if (at < length) return fail(`unexpected ${found()} after the value`)
+        if (typeof value === 'object' && value !== null) boundaryRoots.add(value)
         return value
       }
       if (frame.isArray) (frame.container as JsonValue[]).push(value)

@@ -108,11 +108,17 @@ describe('snapshotJson', () => {
     expect(copy.a).not.toBe(shared)
   })
 
-  it('returns a value that already crossed the boundary without copying it again', () => {
-    const once = snapshotJson({ a: [1, { b: 2 }] }) as { a: JsonValue }
+  it('returns a value it returned before without copying it again', () => {
+    const once = snapshotJson({ a: [1, { b: 2 }] })
     expect(snapshotJson(once)).toBe(once)
-    expect(snapshotJson({ wrapper: once.a }) as { wrapper: JsonValue }).toEqual({ wrapper: once.a })
-    expect((snapshotJson({ wrapper: once.a }) as { wrapper: JsonValue }).wrapper).toBe(once.a)
+    const parsed = parseJsonText('{"a":[1]}')
+    expect(snapshotJson(parsed)).toBe(parsed)
+  })
+
+  it('reuses a returned value nested in a new one', () => {
+    const args = snapshotJson({ q: 'x' })
+    const event = snapshotJson({ type: 'tool/call', arguments: args }) as { arguments: JsonValue }
+    expect(event.arguments).toBe(args)
   })
 
   it('copies a frozen value built elsewhere instead of trusting it', () => {
