@@ -1,0 +1,468 @@
+import type { EngineFailure, SandboxLimitName } from './engine.ts'
+
+/**
+ * The guest-side runtime shared by every engine: the JavaScript source of the prelude that gives a
+ * program its `tools` and `console`, plus the host-side helpers that wrap a program and map guest
+ * errors back to the program's own positions.
+ *
+ * ## Contract between an engine and the prelude
+ *
+ * 1. In a fresh context the engine installs two raw globals:
+ *    - `__codemode_call(name, argsJson)` → a Promise that always FULFILS with envelope text,
+ *      `{"ok":true,"value":<json>}` or `{"ok":false,"message":"…","code":"…"}` (see {@link successEnvelope},
+ *      {@link failureEnvelope}). The engine must check `name` is one of the run's tool names and
+ *      `argsJson` is a string; the prelude guarantees it is JSON text, but the engine is the boundary.
+ *    - `__codemode_log(level, text)` → nothing; `level` is a {@link LogLevel}, `text` a string.
+ * 2. The engine evaluates {@link guestRuntimeSource} as a script named {@link RUNTIME_FILENAME}. It
+ *    captures every intrinsic it uses, deletes both raw globals, defines a frozen `console`, and its
+ *    completion value is the frozen runtime object {@link GuestRuntimeApi}, which the engine keeps on
+ *    the host side only (it is never stored where the guest can reach it).
+ * 3. The engine calls `init(toolsJson)` with {@link toolsJson}: this defines the frozen `tools`.
+ * 4. The engine evaluates {@link wrapProgram}(code) as a script named {@link PROGRAM_FILENAME}; its
+ *    completion value is the program's promise. The engine waits for it to settle (by the engine's
+ *    own means, never the guest's `then`).
+ * 5. Fulfilled: `finish(value, maxResultBytes)` returns either the JSON text of the value or a
+ *    failure marker (see {@link parseFinish}). Rejected: `describeError(reason)` returns JSON text
+ *    `{name, message, stack}` that {@link guestFailure} maps to an {@link EngineFailure}. Either call
+ *    may itself throw (a hostile getter, an exhausted stack or heap): the engine treats that like a
+ *    rejection it cannot describe.
+ *
+ * ## The JSON boundary inside the guest
+ *
+ * Arguments and results are serialised INSIDE the guest by one strict walker, so no guest object
+ * (getter, Proxy, cycle) ever reaches the host: only text does. Accepted: `null`, booleans, finite
+ * numbers other than `-0`, strings, arrays without holes, plain objects (prototype `Object.prototype`
+ * or `null`), and `Date` (as its ISO string). Rejected with a `TypeError` naming the path (`$.a[2]`):
+ * `undefined` array elements, functions, symbols, BigInt, NaN, ±Infinity, `-0`, cycles, holes, any
+ * other object kind (Map, Set, class instances, …) and nesting deeper than {@link MAX_JSON_DEPTH}.
+ * An object property whose value is `undefined` is OMITTED, as an absent optional field means the
+ * same to a tool schema; `tools.x()` with no argument sends `{}`; a top-level `undefined` result
+ * becomes `null`. `toJSON` methods are not called (a function-valued property is rejected).
+ *
+ * The prelude stays correct when the program later replaces globals or pollutes prototypes
+ * (`Object.prototype`, `Array.prototype`, `JSON`, `Promise.prototype.then`, `Symbol.iterator`): it
+ * uses only captured references, indexed loops over arrays it owns (with a null prototype), no
+ * iteration protocol and no spread of guest values.
+ */
+
+/** Script name under which engines evaluate the prelude; frames from it never reach the model. */
+export const RUNTIME_FILENAME = 'codemode-runtime.js'
+
+/** Script name under which engines evaluate the wrapped program; its frames are the program's own. */
+export const PROGRAM_FILENAME = 'program.js'
+
+/** Deepest nesting the guest JSON walker accepts (arguments and results). */
+export const MAX_JSON_DEPTH = 200
+
+/**
+ * Text placed before the program on its FIRST line, so line N of the program is line N of the
+ * script; only columns on line 1 shift, by this prefix's length.
+ */
+export const PROGRAM_PREFIX = '(async () => {"use strict";'
+
+/** Text placed after the program; the newline keeps a trailing `//` comment from eating it. */
+export const PROGRAM_SUFFIX = '\n})()'
+
+/** The script an engine evaluates for `code`: its completion value is the program's promise. */
+export function wrapProgram(code: string): string {
+  return PROGRAM_PREFIX + code + PROGRAM_SUFFIX
+}
+
+/** The runtime object the prelude's completion value exposes to the engine (host side only). */
+export interface GuestRuntimeApi {
+  /** Define the frozen `tools` from {@link toolsJson}. Call once, before the program runs. */
+  init(toolsJson: string): void
+  /** The program's value as JSON text, or a failure marker; see {@link parseFinish}. */
+  finish(value: unknown, maxResultBytes: number): string
+  /** JSON text `{name, message, stack}` describing a rejection reason. */
+  describeError(reason: unknown): string
+}
+
+/** The `init` argument for a run's bindings: JSON `[[binding, name], …]`. */
+export function toolsJson(tools: readonly { readonly binding: string; readonly name: string }[]): string {
+  return JSON.stringify(tools.map((t) => [t.binding, t.name]))
+}
+
+/** Envelope text for a successful sub-call; `valueJson` is already JSON text. */
+export function successEnvelope(valueJson: string): string {
+  return '{"ok":true,"value":' + valueJson + '}'
+}
+
+/** Envelope text for a failed sub-call; the guest throws an `Error` with this message and `.code`. */
+export function failureEnvelope(message: string, code: string): string {
+  return JSON.stringify({ ok: false, message, code })
+}
+
+/** What `finish` reported, decoded on the host. */
+export type FinishOutcome =
+  | { readonly ok: true; readonly json: string }
+  | { readonly ok: false; readonly message: string; readonly path: string; readonly limit?: 'maxResultBytes' }
+
+/**
+ * Decode `finish`'s text. JSON text never starts with `!`, so the prelude marks a failure with a
+ * leading `!` followed by JSON `{message, path, limit?}`.
+ */
+export function parseFinish(text: string): FinishOutcome {
+  if (!text.startsWith('!')) return { ok: true, json: text }
+  const failure = JSON.parse(text.slice(1)) as { message: string; path: string; limit?: string }
+  return failure.limit === 'maxResultBytes'
+    ? { ok: false, message: failure.message, path: failure.path, limit: 'maxResultBytes' }
+    : { ok: false, message: failure.message, path: failure.path }
+}
+
+/** A guest error as `describeError` (or an engine) reports it. */
+export interface RawGuestError {
+  readonly name: string
+  readonly message: string
+  readonly stack?: string
+}
+
+/**
+ * The limit a guest error stands for, if any: stack exhaustion and heap exhaustion, as QuickJS
+ * (`InternalError`) and V8 (`RangeError`) word them. Interrupts are the engine's to classify, since
+ * only it knows which deadline fired.
+ */
+export function limitOfGuestError(error: RawGuestError): SandboxLimitName | undefined {
+  if (error.name === 'InternalError' && error.message === 'stack overflow') return 'stackSizeBytes'
+  if (error.name === 'RangeError' && error.message === 'Maximum call stack size exceeded') return 'stackSizeBytes'
+  if (error.name === 'InternalError' && error.message === 'out of memory') return 'memoryLimitBytes'
+  return undefined
+}
+
+const FRAME = /^\s*at (?:(.*?) \()?([^\s():/\\]+):(\d+):(\d+)\)?\s*$/
+
+/** Positions in a script produced by {@link wrapProgram}, mapped to the program's own. */
+function programPosition(line: number, column: number): { line: number; column: number } {
+  return line === 1 ? { line, column: Math.max(1, column - PROGRAM_PREFIX.length) } : { line, column }
+}
+
+/** Frames kept in a guest failure's stack; a runaway recursion would otherwise repeat one line. */
+export const MAX_STACK_FRAMES = 10
+
+/**
+ * Map a raw guest error to a `guest` failure: keep only frames in {@link PROGRAM_FILENAME} (runtime,
+ * native, host and wrapper frames are dropped), rewrite them to program positions, and take
+ * line/column from the first of them. `code` is the program (to drop the wrapper's closing line);
+ * `position` is a script position for errors without frames (a `SyntaxError` in some engines).
+ */
+export function guestFailure(
+  error: RawGuestError,
+  options: { readonly code?: string; readonly position?: { readonly line: number; readonly column: number } } = {},
+): Extract<EngineFailure, { kind: 'guest' }> {
+  const lastLine = options.code === undefined ? Number.POSITIVE_INFINITY : countLines(options.code)
+  const frames: string[] = []
+  let kept = 0
+  let first: { line: number; column: number } | undefined
+  let beyond = false
+  for (const raw of (error.stack ?? '').split('\n')) {
+    const match = FRAME.exec(raw)
+    if (match === null || match[2] !== PROGRAM_FILENAME) continue
+    const at = programPosition(Number(match[3]), Number(match[4]))
+    if (at.line > lastLine) {
+      beyond = true
+      continue
+    }
+    first ??= at
+    kept += 1
+    if (kept > MAX_STACK_FRAMES) continue
+    const fn = match[1] === undefined || match[1] === '' || match[1] === '<anonymous>' || match[1] === '<eval>' ? '' : match[1]
+    frames.push(fn === '' ? `    at program:${at.line}:${at.column}` : `    at ${fn} (program:${at.line}:${at.column})`)
+  }
+  if (kept > MAX_STACK_FRAMES) frames.push(`    ... ${kept - MAX_STACK_FRAMES} more frames`)
+  if (first === undefined && options.position !== undefined) {
+    const at = programPosition(options.position.line, options.position.column)
+    first = { line: Math.min(at.line, lastLine), column: at.column }
+  }
+  // A syntax error found only at the wrapper's closing line (an unclosed brace) belongs to the end.
+  if (first === undefined && beyond) first = { line: lastLine, column: 1 }
+  const base = { kind: 'guest' as const, name: error.name === '' ? 'Error' : error.name, message: error.message }
+  const withPos = first === undefined ? base : { ...base, line: first.line, column: first.column }
+  return frames.length === 0 ? withPos : { ...withPos, stack: frames.join('\n') }
+}
+
+function countLines(code: string): number {
+  let lines = 1
+  for (let i = 0; i < code.length; i++) if (code.charCodeAt(i) === 10) lines += 1
+  return lines
+}
+
+/**
+ * The prelude source. Plain ES2020 JavaScript (no template literals, so it can live in this raw
+ * string). It is an expression script: its completion value is the {@link GuestRuntimeApi}.
+ */
+export function guestRuntimeSource(): string {
+  return PRELUDE
+}
+
+const PRELUDE = String.raw`(function () {
+'use strict';
+var g = globalThis;
+var rawCall = g.__codemode_call;
+var rawLog = g.__codemode_log;
+delete g.__codemode_call;
+delete g.__codemode_log;
+if (typeof rawCall !== 'function' || typeof rawLog !== 'function') throw new Error('codemode runtime: host functions missing');
+
+var JSONparse = JSON.parse;
+var JSONstringify = JSON.stringify;
+var ObjectKeys = Object.keys;
+var ObjectGetPrototypeOf = Object.getPrototypeOf;
+var ObjectSetPrototypeOf = Object.setPrototypeOf;
+var ObjectFreeze = Object.freeze;
+var ObjectDefineProperty = Object.defineProperty;
+var ObjectCreate = Object.create;
+var ObjectIs = Object.is;
+var ObjectProto = Object.prototype;
+var ObjectProtoToString = Object.prototype.toString;
+var ObjectProtoHasOwn = Object.prototype.hasOwnProperty;
+var ArrayIsArray = Array.isArray;
+var ArrayProtoJoin = Array.prototype.join;
+var ReflectApply = Reflect.apply;
+var ReflectHas = Reflect.has;
+var ReflectGetOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
+var ErrorCtor = Error;
+var TypeErrorCtor = TypeError;
+var ProxyCtor = Proxy;
+var StringCtor = String;
+var NumberIsFinite = Number.isFinite;
+var DateProto = Date.prototype;
+var DateToISOString = Date.prototype.toISOString;
+var SymbolToString = Symbol.prototype.toString;
+var MAX_DEPTH = ${MAX_JSON_DEPTH};
+var IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+var RegExpTest = RegExp.prototype.test;
+
+function hasOwn(o, k) { return ReflectApply(ObjectProtoHasOwn, o, [k]); }
+function list() { var a = []; ObjectSetPrototypeOf(a, null); return a; }
+function join(parts, n, sep) { parts.length = n; return ReflectApply(ArrayProtoJoin, parts, [sep]); }
+function keyPath(path, key) {
+  return ReflectApply(RegExpTest, IDENT, [key]) ? path + '.' + key : path + '[' + JSONstringify(key) + ']';
+}
+function tagOf(v) {
+  try { return ReflectApply(ObjectProtoToString, v, []); } catch (e) { return '[object Object]'; }
+}
+
+// Strict JSON writer. Throws {path, what} records (plain objects) that callers turn into errors.
+function Reject(path, what) { this.path = path; this.what = what; }
+ObjectSetPrototypeOf(Reject.prototype, null);
+
+function write(value, path, depth, seen, parts, n, omitUndefined) {
+  if (value === null) { parts[n] = 'null'; return n + 1; }
+  var t = typeof value;
+  if (t === 'string') { parts[n] = JSONstringify(value); return n + 1; }
+  if (t === 'boolean') { parts[n] = value ? 'true' : 'false'; return n + 1; }
+  if (t === 'number') {
+    if (!NumberIsFinite(value)) throw new Reject(path, value !== value ? 'NaN' : (value > 0 ? 'Infinity' : '-Infinity'));
+    if (ObjectIs(value, -0)) throw new Reject(path, '-0');
+    parts[n] = '' + value; return n + 1;
+  }
+  if (t === 'undefined') throw new Reject(path, 'undefined');
+  if (t === 'function') throw new Reject(path, 'a function');
+  if (t === 'symbol') throw new Reject(path, 'a symbol');
+  if (t === 'bigint') throw new Reject(path, 'a BigInt');
+  if (depth >= MAX_DEPTH) throw new Reject(path, 'nesting deeper than ' + MAX_DEPTH + ' levels');
+  for (var s = 0; s < seen.n; s++) if (seen.items[s] === value) throw new Reject(path, 'a circular reference');
+  seen.items[seen.n] = value; seen.n = seen.n + 1;
+  if (ArrayIsArray(value)) {
+    var len = value.length;
+    parts[n] = '['; n = n + 1;
+    for (var i = 0; i < len; i++) {
+      var ip = path + '[' + i + ']';
+      if (!ReflectHas(value, i)) throw new Reject(ip, 'a hole in a sparse array');
+      if (i > 0) { parts[n] = ','; n = n + 1; }
+      n = write(value[i], ip, depth + 1, seen, parts, n, omitUndefined);
+    }
+    parts[n] = ']'; n = n + 1;
+  } else {
+    var proto = ObjectGetPrototypeOf(value);
+    if (proto === DateProto) {
+      var iso;
+      try { iso = ReflectApply(DateToISOString, value, []); } catch (e) { throw new Reject(path, 'an invalid Date'); }
+      seen.n = seen.n - 1;
+      parts[n] = JSONstringify(iso); return n + 1;
+    }
+    if (proto !== ObjectProto && proto !== null) {
+      var tag = tagOf(value);
+      throw new Reject(path, tag === '[object Object]' ? 'a class instance (only plain objects are JSON)' : 'a ' + tag.slice(8, -1) + ' (not JSON)');
+    }
+    var keys = ObjectKeys(value);
+    var klen = keys.length;
+    var first = true;
+    parts[n] = '{'; n = n + 1;
+    for (var k = 0; k < klen; k++) {
+      var key = keys[k];
+      var kp = keyPath(path, key);
+      var v = value[key];
+      if (v === undefined && omitUndefined) continue;
+      if (!first) { parts[n] = ','; n = n + 1; }
+      first = false;
+      parts[n] = JSONstringify(key) + ':'; n = n + 1;
+      n = write(v, kp, depth + 1, seen, parts, n, omitUndefined);
+    }
+    parts[n] = '}'; n = n + 1;
+  }
+  seen.n = seen.n - 1;
+  return n;
+}
+
+// Returns JSON text or a Reject.
+function toJson(value) {
+  var parts = list();
+  var seen = { items: list(), n: 0 };
+  ObjectSetPrototypeOf(seen, null);
+  try {
+    var n = write(value, '$', 0, seen, parts, 0, true);
+    return join(parts, n, '');
+  } catch (e) {
+    if (e instanceof Reject) return e;
+    throw e;
+  }
+}
+
+function rejectText(r) { return r.what + ' at ' + r.path; }
+
+// Lenient console formatting: never throws, marks what JSON cannot hold.
+function show(v, depth, seen) {
+  var t = typeof v;
+  if (t === 'string') return depth === 0 ? v : JSONstringify(v);
+  if (v === null) return 'null';
+  if (t === 'undefined') return 'undefined';
+  if (t === 'number') return ObjectIs(v, -0) ? '-0' : '' + v;
+  if (t === 'boolean') return v ? 'true' : 'false';
+  if (t === 'bigint') return '' + v + 'n';
+  if (t === 'symbol') return ReflectApply(SymbolToString, v, []);
+  if (t === 'function') { var fname = ''; try { fname = typeof v.name === 'string' ? v.name : ''; } catch (e) {} return fname ? '[Function: ' + fname + ']' : '[Function]'; }
+  for (var s = 0; s < seen.n; s++) if (seen.items[s] === v) return '[Circular]';
+  var tag = tagOf(v);
+  if (tag === '[object Error]') {
+    try { return StringCtor(v.name) + ': ' + StringCtor(v.message); } catch (e) { return '[Error]'; }
+  }
+  if (depth > 4) return ArrayIsArray(v) ? '[Array]' : '[Object]';
+  seen.items[seen.n] = v; seen.n = seen.n + 1;
+  var parts = list(); var n = 0; var out;
+  if (ArrayIsArray(v)) {
+    var len = v.length;
+    var shown = len > 100 ? 100 : len;
+    for (var i = 0; i < shown; i++) { parts[n] = ReflectHas(v, i) ? show(v[i], depth + 1, seen) : '<empty>'; n = n + 1; }
+    if (len > shown) { parts[n] = '... ' + (len - shown) + ' more'; n = n + 1; }
+    out = '[' + join(parts, n, ',') + ']';
+  } else if (tag === '[object Date]') {
+    try { out = ReflectApply(DateToISOString, v, []); } catch (e) { out = 'Invalid Date'; }
+  } else {
+    var keys = ObjectKeys(v);
+    var klen = keys.length > 100 ? 100 : keys.length;
+    for (var k = 0; k < klen; k++) { parts[n] = JSONstringify(keys[k]) + ':' + show(v[keys[k]], depth + 1, seen); n = n + 1; }
+    if (keys.length > klen) { parts[n] = '"...":"' + (keys.length - klen) + ' more"'; n = n + 1; }
+    out = (tag === '[object Object]' ? '' : tag.slice(8, -1) + ' ') + '{' + join(parts, n, ',') + '}';
+  }
+  seen.n = seen.n - 1;
+  return out;
+}
+
+function format(args) {
+  var parts = list(); var len = args.length;
+  for (var i = 0; i < len; i++) {
+    var text;
+    try { var seen = { items: list(), n: 0 }; ObjectSetPrototypeOf(seen, null); text = show(args[i], 0, seen); } catch (e) { text = '[unprintable]'; }
+    parts[i] = text;
+  }
+  return join(parts, len, ' ');
+}
+
+function logger(level) {
+  return function () { rawLog(level, format(arguments)); };
+}
+var consoleObject = ObjectCreate(ObjectProto);
+consoleObject.log = logger('log');
+consoleObject.info = logger('info');
+consoleObject.warn = logger('warn');
+consoleObject.error = logger('error');
+consoleObject.debug = logger('log');
+ObjectDefineProperty(g, 'console', { value: ObjectFreeze(consoleObject), writable: true, configurable: true, enumerable: false });
+
+function decode(envelope) {
+  var e = JSONparse(envelope);
+  if (e.ok === true) return e.value;
+  var err = new ErrorCtor(typeof e.message === 'string' ? e.message : 'tool call failed');
+  ObjectDefineProperty(err, 'code', { value: typeof e.code === 'string' ? e.code : 'TOOL_FAILED', writable: true, configurable: true, enumerable: true });
+  throw err;
+}
+
+function makeTool(binding, name) {
+  var fn = async function (args) {
+    var json = '{}';
+    if (args !== undefined) {
+      json = toJson(args);
+      if (typeof json !== 'string') throw new TypeErrorCtor('tools.' + binding + ': the argument is not JSON: ' + rejectText(json));
+    }
+    return decode(await rawCall(name, json));
+  };
+  ObjectDefineProperty(fn, 'name', { value: binding });
+  return fn;
+}
+
+// Names an ordinary object answers to; other unknown names get a helpful error.
+var INHERITED = ObjectCreate(null);
+var protoKeys = ['constructor', 'toString', 'toLocaleString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'then', 'toJSON', 'inspect', '__proto__'];
+for (var p = 0; p < protoKeys.length; p++) INHERITED[protoKeys[p]] = true;
+
+var initialised = false;
+function init(toolsJson) {
+  if (initialised) throw new ErrorCtor('codemode runtime: init called twice');
+  initialised = true;
+  var pairs = JSONparse(toolsJson);
+  var target = ObjectCreate(ObjectProto);
+  var names = list(); var count = pairs.length;
+  for (var i = 0; i < count; i++) {
+    var binding = pairs[i][0];
+    ObjectDefineProperty(target, binding, { value: makeTool(binding, pairs[i][1]), enumerable: true });
+    names[i] = binding;
+  }
+  ObjectFreeze(target);
+  var available = count === 0 ? 'none' : join(names, count, ', ');
+  var tools = new ProxyCtor(target, ObjectFreeze({
+    get: function (t, key) {
+      if (typeof key === 'symbol' || hasOwn(t, key) || INHERITED[key] === true) return t[key];
+      var err = new TypeErrorCtor('tools.' + key + ' is not a tool. Available tools: ' + available);
+      ObjectDefineProperty(err, 'code', { value: 'UNKNOWN_TOOL', writable: true, configurable: true, enumerable: true });
+      throw err;
+    },
+  }));
+  ObjectDefineProperty(g, 'tools', { value: tools, writable: false, configurable: false, enumerable: false });
+}
+
+function finish(value, maxResultBytes) {
+  var json = value === undefined ? 'null' : toJson(value);
+  if (typeof json !== 'string') {
+    return '!' + JSONstringify({ message: 'the returned value is not JSON: ' + rejectText(json), path: json.path });
+  }
+  if (json.length > maxResultBytes) {
+    return '!' + JSONstringify({ message: 'the returned value is ' + json.length + ' characters of JSON, more than the limit of ' + maxResultBytes, path: '$', limit: 'maxResultBytes' });
+  }
+  return json;
+}
+
+function text(v, fallback) {
+  try { return typeof v === 'string' ? v : (v === undefined ? fallback : StringCtor(v)); } catch (e) { return fallback; }
+}
+
+function describeError(reason) {
+  var name = 'Error', message = '', stack = '';
+  var isObject = (typeof reason === 'object' && reason !== null) || typeof reason === 'function';
+  if (isObject) {
+    try { name = text(reason.name, 'Error'); } catch (e) {}
+    try { message = text(reason.message, ''); } catch (e) {}
+    try { stack = text(reason.stack, ''); } catch (e) {}
+    if (tagOf(reason) !== '[object Error]' && message === '') {
+      var seen = { items: list(), n: 0 }; ObjectSetPrototypeOf(seen, null);
+      try { message = 'Uncaught ' + show(reason, 1, seen); } catch (e) { message = 'Uncaught exception'; }
+    }
+  } else {
+    var seen2 = { items: list(), n: 0 }; ObjectSetPrototypeOf(seen2, null);
+    message = 'Uncaught ' + show(reason, 1, seen2);
+  }
+  return JSONstringify({ name: name, message: message, stack: stack });
+}
+
+return ObjectFreeze({ init: init, finish: finish, describeError: describeError });
+})()`
