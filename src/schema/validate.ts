@@ -1,0 +1,269 @@
+import { Ajv } from 'ajv'
+import type { ErrorObject, ValidateFunction } from 'ajv'
+import { ToolArgsError } from '../errors.ts'
+import type { SchemaIssue } from '../errors.ts'
+import { JsonBoundaryError, snapshotJson } from '../json-boundary.ts'
+import type { JsonObject, JsonValue } from '../json-boundary.ts'
+import { parameterSchemaSpecToJsonSchema } from './dsl.ts'
+import type { InferArgs, ParameterSchemaSpec } from './dsl.ts'
+import { appendIndex, appendKey, checkJsonSchema, JsonSchemaError } from './json-schema.ts'
+import type { JsonSchemaNode, ObjectJsonSchema } from './types.ts'
+
+// The subset walker is the authority on what a schema may say; ajv only ever sees its checked,
+// frozen copies. Meta-validation is off for that reason (and because it would reject annotation
+// shapes the subset allows). No coercion, no defaults, no removal: validation never edits a value.
+const ajv = new Ajv({
+  allErrors: true,
+  verbose: true,
+  strict: true,
+  strictTypes: false,
+  strictTuples: false,
+  coerceTypes: false,
+  useDefaults: false,
+  removeAdditional: false,
+  validateSchema: false,
+  addUsedSchema: false,
+  // Own keys only: `required: ["constructor"]` must not be satisfied by Object.prototype.
+  ownProperties: true,
+})
+
+interface CheckedSchema {
+  readonly node: JsonSchemaNode
+  validate?: ValidateFunction
+}
+
+const checkedSchemas = new WeakMap<object, CheckedSchema>()
+
+/**
+ * Checks a raw schema once per schema object and caches the verdict and the compiled validator.
+ * A schema must not be mutated after its first use; its checked copy is what is enforced.
+ */
+function checkedSchema(schema: unknown): CheckedSchema {
+  if (typeof schema === 'object' && schema !== null) {
+    const cached = checkedSchemas.get(schema)
+    if (cached !== undefined) return cached
+  }
+  const { node, issues } = checkJsonSchema(schema)
+  if (node === undefined || issues.length > 0) throw new JsonSchemaError(issues)
+  const checked: CheckedSchema = { node }
+  checkedSchemas.set(schema as object, checked)
+  return checked
+}
+
+function validatorOf(checked: CheckedSchema): ValidateFunction {
+  if (checked.validate === undefined) {
+    checked.validate = ajv.compile(checked.node)
+    // The compiled function stays usable; dropping ajv's own strong cache entry keeps dynamically
+    // registered schemas collectable once their tools go away.
+    ajv.removeSchema(checked.node)
+  }
+  return checked.validate
+}
+
+function describeFound(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return value.length === 1 ? 'array of 1 item' : `array of ${value.length} items`
+  switch (typeof value) {
+    case 'string':
+      return `string ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value)}`
+    case 'number':
+    case 'boolean':
+      return `${typeof value} ${String(value)}`
+    case 'object': {
+      const keys = Object.keys(value)
+      if (keys.length === 0) return 'empty object'
+      const shown = keys.slice(0, 8).map((key) => JSON.stringify(key))
+      return `object with keys ${shown.join(', ')}${keys.length > 8 ? ', ...' : ''}`
+    }
+    default:
+      return typeof value
+  }
+}
+
+function literal(value: unknown): string {
+  return JSON.stringify(value) ?? String(value)
+}
+
+/** The expected shape of a schema node in words, two container levels deep at most. */
+function describeExpected(schema: JsonSchemaNode | undefined, depth = 0): string {
+  if (schema === undefined) return 'any JSON value'
+  if (schema.const !== undefined) return literal(schema.const)
+  if (schema.enum !== undefined) return schema.enum.length === 1 ? literal(schema.enum[0]) : `one of ${schema.enum.map(literal).join(' | ')}`
+  if (schema.oneOf !== undefined) {
+    return depth >= 2 ? 'one of several shapes' : `exactly one of: ${schema.oneOf.map((branch) => describeExpected(branch, depth + 1)).join(' | ')}`
+  }
+  switch (schema.type) {
+    case undefined:
+      return 'any JSON value'
+    case 'array':
+      return schema.items === undefined || depth >= 2 ? 'array' : `array of ${describeExpected(schema.items, depth + 1)}`
+    case 'object': {
+      const keys = Object.keys(schema.properties ?? {})
+      if (keys.length === 0 || depth >= 2) return 'object'
+      const required = new Set(schema.required ?? [])
+      const shown = keys.slice(0, 8).map((key) => (required.has(key) ? key : `${key}?`))
+      return `object {${shown.join(', ')}${keys.length > 8 ? ', ...' : ''}}`
+    }
+    default:
+      return schema.type
+  }
+}
+
+/** Converts ajv's JSON Pointer into a `$` path, telling array indexes from keys by the value. */
+function pathOf(pointer: string, root: JsonValue): string {
+  let path = '$'
+  let current: unknown = root
+  if (pointer === '') return path
+  for (const raw of pointer.slice(1).split('/')) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    if (Array.isArray(current)) {
+      const index = Number(segment)
+      path = appendIndex(path, index)
+      current = current[index]
+    } else {
+      path = appendKey(path, segment)
+      current = typeof current === 'object' && current !== null ? (current as Record<string, unknown>)[segment] : undefined
+    }
+  }
+  return path
+}
+
+function branchList(indexes: readonly number[]): string {
+  const names = indexes.map((index) => `oneOf[${index}]`)
+  return names.length <= 2 ? names.join(' and ') : `${names.slice(0, -1).join(', ')} and ${names.at(-1) ?? ''}`
+}
+
+function issueOf(error: ErrorObject, root: JsonValue): SchemaIssue {
+  const path = pathOf(error.instancePath, root)
+  const schema = error.parentSchema as JsonSchemaNode | undefined
+  const params = error.params as Record<string, unknown>
+  switch (error.keyword) {
+    case 'required': {
+      const key = String(params['missingProperty'])
+      return { path: appendKey(path, key), expected: `${describeExpected(schema?.properties?.[key])} (required key)`, found: 'missing' }
+    }
+    case 'additionalProperties': {
+      const key = String(params['additionalProperty'])
+      const allowed = Object.keys(schema?.properties ?? {})
+      return {
+        path,
+        expected: `no key ${JSON.stringify(key)} (${allowed.length === 0 ? 'no keys allowed' : `allowed keys: ${allowed.join(', ')}`})`,
+        found: 'unexpected key',
+      }
+    }
+    case 'oneOf': {
+      const passing = params['passingSchemas']
+      const found = Array.isArray(passing)
+        ? `${describeFound(error.data)}, which matches ${passing.length} branches (${branchList(passing as number[])})`
+        : `${describeFound(error.data)}, which matches no branch`
+      return { path, expected: describeExpected(schema), found }
+    }
+    case 'enum':
+    case 'const':
+    case 'type':
+      return { path, expected: describeExpected(schema), found: describeFound(error.data) }
+    default:
+      return { path, expected: `a value satisfying "${error.keyword}"`, found: describeFound(error.data) }
+  }
+}
+
+/** Maps ajv errors to issues: one per problem, branch noise of failed `oneOf`s folded away. */
+function issuesOf(errors: readonly ErrorObject[], root: JsonValue): SchemaIssue[] {
+  const oneOfs = errors.filter((error) => error.keyword === 'oneOf')
+  const valueChecks = new Set(
+    errors.filter((error) => error.keyword === 'enum' || error.keyword === 'const').map((error) => `${error.instancePath}|${parentPath(error.schemaPath)}`),
+  )
+  const issues: SchemaIssue[] = []
+  const seen = new Set<string>()
+  for (const error of errors) {
+    const insideFailedBranch = oneOfs.some(
+      (oneOf) =>
+        oneOf !== error &&
+        error.schemaPath.startsWith(`${oneOf.schemaPath}/`) &&
+        (error.instancePath === oneOf.instancePath || error.instancePath.startsWith(`${oneOf.instancePath}/`)),
+    )
+    if (insideFailedBranch) continue
+    // `enum`/`const` already name the exact values, which says more than the type does.
+    if (error.keyword === 'type' && valueChecks.has(`${error.instancePath}|${parentPath(error.schemaPath)}`)) continue
+    const issue = issueOf(error, root)
+    const key = `${issue.path}\u0000${issue.expected}\u0000${issue.found}`
+    if (!seen.has(key)) {
+      seen.add(key)
+      issues.push(issue)
+    }
+  }
+  return issues
+}
+
+function parentPath(schemaPath: string): string {
+  return schemaPath.slice(0, schemaPath.lastIndexOf('/'))
+}
+
+/** Snapshots `value` through the JSON boundary and validates the copy. Never throws for a value. */
+function check(checked: CheckedSchema, value: unknown): { readonly issues: readonly SchemaIssue[]; readonly snapshot: JsonValue | undefined } {
+  let snapshot: JsonValue
+  try {
+    snapshot = snapshotJson(value, '$')
+  } catch (error) {
+    // Any failure here is the value's fault (a boundary rejection), so it becomes an issue, not a throw.
+    const path = error instanceof JsonBoundaryError ? error.path : '$'
+    const reason = error instanceof JsonBoundaryError ? error.reason : 'a value that cannot be read as JSON'
+    return { issues: [{ path, expected: 'a lossless JSON value', found: `non-JSON value: ${reason}` }], snapshot: undefined }
+  }
+  const validate = validatorOf(checked)
+  if (validate(snapshot)) return { issues: [], snapshot }
+  return { issues: issuesOf(validate.errors ?? [], snapshot), snapshot: undefined }
+}
+
+/**
+ * Validates any value against a raw schema of the enforced subset. The value first crosses the JSON
+ * boundary (a non-JSON value, such as a Date, a Map, `-0` or a cycle, yields one issue at its path),
+ * then the schema's validator, compiled once per schema object and cached, checks the copy.
+ * Issues name the path, the expected shape and what was found; a failed `oneOf` says which branches
+ * matched, or that none did.
+ * @returns every issue found; empty when the value is valid. Never throws because of `value`.
+ * @throws JsonSchemaError when `schema` itself is outside the subset.
+ */
+export function validateJsonSchemaValue(schema: JsonSchemaNode, value: unknown): readonly SchemaIssue[] {
+  return check(checkedSchema(schema), value).issues
+}
+
+function isRawObjectSchema(parameters: object): boolean {
+  // A parameter map may declare a property named "type", but its value is then a spec object.
+  const descriptor = Object.getOwnPropertyDescriptor(parameters, 'type')
+  return descriptor !== undefined && 'value' in descriptor && typeof descriptor.value === 'string'
+}
+
+/**
+ * Validates tool arguments against a parameter spec or an object-rooted raw schema.
+ * @param parameters - a {@link ParameterSchemaSpec} (compiled once and cached) or an {@link ObjectJsonSchema}.
+ * @param args - the arguments as received; any value.
+ * @param toolName - named in the error message.
+ * @returns the validated arguments as a fresh deep-frozen lossless JSON copy.
+ * @throws ToolArgsError (`INVALID_ARGS`) listing every issue, in words a model can act on.
+ * @throws SchemaSpecError or JsonSchemaError when `parameters` itself is malformed.
+ */
+export function validateArgs<const P extends ParameterSchemaSpec>(parameters: P, args: unknown, toolName?: string): InferArgs<P>
+export function validateArgs(parameters: ObjectJsonSchema, args: unknown, toolName?: string): JsonObject
+export function validateArgs(parameters: ParameterSchemaSpec | ObjectJsonSchema, args: unknown, toolName?: string): JsonObject {
+  let checked: CheckedSchema
+  if (typeof parameters === 'object' && parameters !== null && isRawObjectSchema(parameters)) {
+    checked = checkedSchema(parameters)
+    if (checked.node.type !== 'object') {
+      throw new JsonSchemaError([{ path: '$.type', message: `the root must be type "object", found type "${String(checked.node.type)}"` }])
+    }
+  } else {
+    checked = checkedSchema(parameterSchemaSpecToJsonSchema(parameters as ParameterSchemaSpec))
+  }
+  const { issues, snapshot } = check(checked, args)
+  if (issues.length > 0 || snapshot === undefined) throw new ToolArgsError(toolName ?? '(unnamed)', issues)
+  return snapshot as JsonObject
+}
+
+/**
+ * @internal Non-throwing check used by `defineTool`'s concurrency classifier.
+ * @returns true when `value` is valid against the already-compiled `schema`.
+ */
+export function isValidAgainst(schema: JsonSchemaNode, value: unknown): boolean {
+  return check(checkedSchema(schema), value).issues.length === 0
+}
