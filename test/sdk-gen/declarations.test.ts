@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { generateSdk, typeCheckDeclarations } from '../../sdk-gen/index.ts'
+import type { SdkToolInput } from '../../sdk-gen/index.ts'
+import { ToolDefinitionError } from '../../src/errors.ts'
+import { representativeTools } from './fixtures.ts'
+
+const golden = (name: string): string => readFileSync(new URL(`./golden/${name}`, import.meta.url), 'utf8')
+
+const noArgs = { type: 'object', properties: {}, additionalProperties: false } as const
+
+describe('generateSdk', () => {
+  it('generates the golden declarations for the representative tools', () => {
+    expect(generateSdk(representativeTools).declarations).toBe(golden('representative-sdk.txt'))
+  })
+
+  it('lists one binding per tool in the order of the declarations', () => {
+    expect(generateSdk(representativeTools).bindings).toEqual([
+      { binding: 'delete_', name: 'delete' },
+      { binding: 'my_tool_2', name: 'my-tool' },
+      { binding: 'my_tool', name: 'my_tool' },
+      { binding: 'read_file', name: 'read_file' },
+    ])
+  })
+
+  it('produces declarations the TypeScript compiler accepts', () => {
+    expect(typeCheckDeclarations(generateSdk(representativeTools).declarations).diagnostics).toEqual([])
+  })
+
+  it('keeps hostile descriptions inside their comments', () => {
+    const { declarations } = generateSdk(representativeTools)
+    // The only top-level statements are the two the generator writes.
+    const code = declarations.replace(/\/\*[\s\S]*?\*\//g, '').replace(/"(?:[^"\\\n]|\\.)*"/g, '""')
+    expect(code).not.toContain('declare const x')
+    expect(code).not.toContain('declare const y')
+    expect(code.match(/^\S.*$/gm)).toEqual(['type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue | undefined }', 'declare const tools: {', '}'])
+  })
+
+  it('sorts tools by name, so registration order does not change the text', () => {
+    const reversed = [...representativeTools].reverse()
+    expect(generateSdk(reversed)).toEqual(generateSdk(representativeTools))
+  })
+
+  it('states the real tool name of a renamed binding', () => {
+    const { declarations } = generateSdk([{ name: 'web.search', description: 'Search the web.', parameters: noArgs }])
+    expect(declarations).toContain('  /** Search the web. Calls the tool `web.search`. */\n  web_search(args: Record<string, never>): Promise<JsonValue>\n')
+  })
+
+  it('types the result from the output schema', () => {
+    const { declarations } = generateSdk([
+      { name: 'count', description: 'Count.', parameters: noArgs, output: { type: 'integer', description: 'How many.' } },
+    ])
+    expect(declarations).toContain('  /** Count. @returns How many. Integer. */\n  count(args: Record<string, never>): Promise<number>\n')
+  })
+
+  it('types the result of a tool without an output schema as JsonValue', () => {
+    const { declarations } = generateSdk([{ name: 'ping', description: 'Ping.', parameters: noArgs }])
+    expect(declarations).toContain('  ping(args: Record<string, never>): Promise<JsonValue>\n')
+  })
+
+  it('declares JsonValue exactly once', () => {
+    expect(generateSdk(representativeTools).declarations.match(/type JsonValue =/g)).toHaveLength(1)
+  })
+
+  it('generates an empty tools object when there are no tools', () => {
+    expect(generateSdk([]).declarations).toBe(
+      [
+        '/** Any JSON value. */',
+        'type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue | undefined }',
+        '',
+        '/**',
+        " * The tools this program can call. A call resolves to the tool's result value, or throws an",
+        ' * Error whose message says why the call failed.',
+        ' */',
+        'declare const tools: Record<string, never>',
+        '',
+      ].join('\n'),
+    )
+  })
+
+  it('rejects two tools with the same name', () => {
+    const tool: SdkToolInput = { name: 'a', description: 'A.', parameters: noArgs }
+    expect(() => generateSdk([tool, tool])).toThrow(ToolDefinitionError)
+  })
+
+  it('freezes the bindings it returns', () => {
+    const { bindings } = generateSdk(representativeTools)
+    expect(Object.isFrozen(bindings)).toBe(true)
+    expect(bindings.every((binding) => Object.isFrozen(binding))).toBe(true)
+  })
+})

@@ -1,0 +1,206 @@
+import { describe, expect, it } from 'vitest'
+import { MAX_TYPE_DEPTH, schemaToType } from '../../sdk-gen/index.ts'
+import type { JsonSchemaNode } from '../../src/schema/types.ts'
+
+describe('schemaToType', () => {
+  it('maps scalar types, with integer as number', () => {
+    expect(['string', 'number', 'integer', 'boolean', 'null'].map((type) => schemaToType({ type } as JsonSchemaNode))).toEqual([
+      'string',
+      'number',
+      'number',
+      'boolean',
+      'null',
+    ])
+  })
+
+  it('writes an untyped node as JsonValue', () => {
+    expect(schemaToType({ description: 'anything' })).toBe('JsonValue')
+  })
+
+  it('writes a string enum as a union of escaped literals', () => {
+    expect(schemaToType({ type: 'string', enum: ['a', 'b"c', 'line\nbreak', 'back\\slash'] })).toBe(
+      '"a" | "b\\"c" | "line\\nbreak" | "back\\\\slash"',
+    )
+  })
+
+  it('writes number, boolean and null enum members as literals', () => {
+    expect(schemaToType({ enum: [1, -2.5, true, null] })).toBe('1 | -2.5 | true | null')
+  })
+
+  it('writes a const as a single literal', () => {
+    expect(schemaToType({ const: 'x' })).toBe('"x"')
+    expect(schemaToType({ type: 'boolean', const: false })).toBe('false')
+  })
+
+  it('escapes line separators inside string literals', () => {
+    expect(schemaToType({ const: 'a\u2028b' })).toBe('"a\\u2028b"')
+  })
+
+  it('writes oneOf as a union and parenthesizes a union inside an array', () => {
+    const node: JsonSchemaNode = {
+      oneOf: [{ type: 'string' }, { type: 'array', items: { oneOf: [{ type: 'number' }, { type: 'null' }] } }],
+    }
+    expect(schemaToType(node)).toBe('string | (number | null)[]')
+  })
+
+  it('writes nested arrays without parentheses when the item binds tightly', () => {
+    expect(schemaToType({ type: 'array', items: { type: 'array', items: { type: 'string' } } })).toBe('string[][]')
+  })
+
+  it('writes an array without items as an array of JsonValue', () => {
+    expect(schemaToType({ type: 'array' })).toBe('JsonValue[]')
+  })
+
+  it('writes a closed object without an index signature', () => {
+    expect(
+      schemaToType({ type: 'object', properties: { a: { type: 'string' }, b: { type: 'number' } }, required: ['a'], additionalProperties: false }),
+    ).toBe('{ a: string; b?: number }')
+  })
+
+  it('adds an index signature to an open object beside its properties', () => {
+    expect(schemaToType({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] })).toBe(
+      '{ a: string; [key: string]: JsonValue | undefined }',
+    )
+    expect(schemaToType({ type: 'object', additionalProperties: true })).toBe('{ [key: string]: JsonValue | undefined }')
+  })
+
+  it('writes a closed object without properties as an empty record', () => {
+    expect(schemaToType({ type: 'object', additionalProperties: false })).toBe('Record<string, never>')
+  })
+
+  it('quotes keys that are not identifiers and escapes them', () => {
+    const node = JSON.parse(
+      '{"type":"object","additionalProperties":false,"properties":{"a-b":{},"x\\"y\\\\":{},"new\\nline":{},"__proto__":{},"default":{},"*/":{}}}',
+    ) as JsonSchemaNode
+    expect(schemaToType(node)).toBe(
+      [
+        '{',
+        '  "a-b"?: JsonValue',
+        '  "x\\"y\\\\"?: JsonValue',
+        '  "new\\nline"?: JsonValue',
+        '  __proto__?: JsonValue',
+        '  default?: JsonValue',
+        '  "*/"?: JsonValue',
+        '}',
+      ].join('\n'),
+    )
+  })
+
+  it('writes documented properties one per line with their JSDoc', () => {
+    const node: JsonSchemaNode = {
+      type: 'object',
+      properties: {
+        path: { type: 'string', description: 'The path.', default: '.', examples: ['src/a.ts'] },
+        offset: { type: 'integer', title: 'Offset', description: 'First line.' },
+        mode: { type: 'string', examples: 'fast' },
+      },
+      required: ['path'],
+      additionalProperties: false,
+    }
+    expect(schemaToType(node)).toBe(
+      [
+        '{',
+        '  /** The path. @default "." @example "src/a.ts" */',
+        '  path: string',
+        '  /** Offset: First line. Integer. */',
+        '  offset?: number',
+        '  /** @example "fast" */',
+        '  mode?: string',
+        '}',
+      ].join('\n'),
+    )
+  })
+
+  it('indents nested objects and closes each at its own level', () => {
+    const node: JsonSchemaNode = {
+      type: 'object',
+      properties: {
+        outer: {
+          type: 'object',
+          description: 'Outer.',
+          properties: { inner: { type: 'object', properties: { leaf: { type: 'integer', description: 'Leaf.', default: 3 } }, additionalProperties: false } },
+        },
+      },
+      additionalProperties: false,
+    }
+    expect(schemaToType(node)).toBe(
+      [
+        '{',
+        '  /** Outer. */',
+        '  outer?: {',
+        '    inner?: {',
+        '      /** Leaf. Integer. @default 3 */',
+        '      leaf?: number',
+        '    }',
+        '    [key: string]: JsonValue | undefined',
+        '  }',
+        '}',
+      ].join('\n'),
+    )
+  })
+
+  it('writes a union of objects, one of them spread over lines', () => {
+    const node: JsonSchemaNode = {
+      type: 'object',
+      oneOf: [
+        { type: 'object', properties: { kind: { const: 'a' } }, required: ['kind'], additionalProperties: false },
+        {
+          type: 'object',
+          properties: { kind: { const: 'b' }, value: { type: 'string', description: 'The value.' } },
+          required: ['kind'],
+          additionalProperties: false,
+        },
+      ],
+    }
+    expect(schemaToType(node)).toBe(['{ kind: "a" } | {', '  kind: "b"', '  /** The value. */', '  value?: string', '}'].join('\n'))
+  })
+
+  it('intersects a constrained node with its oneOf branches', () => {
+    const node: JsonSchemaNode = {
+      type: 'object',
+      properties: { id: { type: 'string' } },
+      required: ['id'],
+      additionalProperties: true,
+      oneOf: [
+        { type: 'object', properties: { a: { type: 'number' } }, required: ['a'] },
+        { type: 'object', properties: { b: { type: 'number' } }, required: ['b'] },
+      ],
+    }
+    expect(schemaToType(node)).toBe(
+      '{ id: string; [key: string]: JsonValue | undefined } & ({ a: number; [key: string]: JsonValue | undefined } | { b: number; [key: string]: JsonValue | undefined })',
+    )
+  })
+
+  it('writes an empty enum as never', () => {
+    expect(schemaToType({ enum: [] })).toBe('never')
+  })
+
+  it('writes nodes deeper than the depth limit as JsonValue', () => {
+    let node: JsonSchemaNode = { type: 'string' }
+    for (let i = 0; i < MAX_TYPE_DEPTH + 4; i++) node = { type: 'array', items: node }
+    expect(schemaToType(node)).toBe(`JsonValue${'[]'.repeat(MAX_TYPE_DEPTH)}`)
+  })
+
+  it('keeps the scalar inside the deepest container level it renders', () => {
+    let node: JsonSchemaNode = { type: 'string' }
+    for (let i = 0; i < MAX_TYPE_DEPTH; i++) node = { type: 'array', items: node }
+    expect(schemaToType(node)).toBe(`string${'[]'.repeat(MAX_TYPE_DEPTH)}`)
+  })
+
+  it('renders a chain of oneOf nested 10,000 levels deep without exhausting the stack', () => {
+    let node: JsonSchemaNode = { type: 'string' }
+    for (let i = 0; i < 10_000; i++) node = { oneOf: [node, { type: 'null' }] }
+    expect(schemaToType(node)).toBe('JsonValue | null')
+  })
+
+  it('renders a schema nested 10,000 levels deep without exhausting the stack', () => {
+    let node: JsonSchemaNode = { type: 'string' }
+    for (let i = 0; i < 10_000; i++) node = { type: 'object', properties: { a: node }, required: ['a'], additionalProperties: false }
+    expect(schemaToType(node)).toContain('JsonValue')
+  })
+
+  it('cuts a long default value in its JSDoc', () => {
+    const node: JsonSchemaNode = { type: 'object', properties: { s: { type: 'string', default: 'x'.repeat(300) } }, additionalProperties: false }
+    expect(schemaToType(node)).toBe(['{', '  /**', `   * @default "${'x'.repeat(199)}…`, '   */', '  s?: string', '}'].join('\n'))
+  })
+})

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest'
+import { generateSdk, typeCheckDeclarations, typeCheckProgram } from '../../sdk-gen/index.ts'
+import { representativeTools } from './fixtures.ts'
+
+const { declarations } = generateSdk(representativeTools)
+
+describe('typeCheckProgram', () => {
+  it('accepts a correct program with top-level await, Promise.all, console and return', () => {
+    const program = [
+      'const [file, other] = await Promise.all([',
+      '  tools.read_file({ path: "a.ts", offset: 2 }),',
+      '  tools.read_file({ path: "b.ts", encoding: "utf8" }),',
+      '])',
+      'const removed = await tools.delete_({ "dry-run": true, meta: { tags: ["x"] }, extra: 1 })',
+      'await tools.my_tool_2({ mode: { kind: "fuzzy", distance: 2 }, values: ["a", 1, null] })',
+      'await tools.my_tool({})',
+      'console.log(file.lines, removed.map((r) => r.id))',
+      'return { text: file.content + other.content, truncated: file.truncated ?? false }',
+    ].join('\n')
+    expect(typeCheckProgram(declarations, program).diagnostics).toEqual([])
+  })
+
+  it('reports a wrong argument type at its position in the program', () => {
+    const program = 'const a = 1\nconst file = await tools.read_file({ path: 42 })\nreturn file'
+    expect(typeCheckProgram(declarations, program).diagnostics).toEqual([
+      { line: 2, column: 38, message: "Type 'number' is not assignable to type 'string'." },
+    ])
+  })
+
+  it('reports a column on the first line as the program has it', () => {
+    const { diagnostics } = typeCheckProgram(declarations, 'await tools.read_file({ path: 42 })')
+    expect(diagnostics.map(({ line, column }) => ({ line, column }))).toEqual([{ line: 1, column: 25 }])
+  })
+
+  it('reports an unknown property of a closed parameters object', () => {
+    const { diagnostics } = typeCheckProgram(declarations, 'await tools.read_file({ path: "a", limit: 3 })')
+    expect(diagnostics).toHaveLength(1)
+    expect(diagnostics[0]?.message).toContain("'limit' does not exist")
+  })
+
+  it('reports a value outside an enum', () => {
+    const { diagnostics } = typeCheckProgram(declarations, 'await tools.read_file({ path: "a", encoding: "ascii" })')
+    expect(diagnostics[0]?.message).toBe(`Type '"ascii"' is not assignable to type '"utf8" | "latin1" | undefined'.`)
+  })
+
+  it('reports a tool that does not exist', () => {
+    const { diagnostics } = typeCheckProgram(declarations, 'await tools.write_file({})')
+    expect(diagnostics[0]?.message).toContain("Property 'write_file' does not exist")
+  })
+
+  it('reports a syntax error', () => {
+    expect(typeCheckProgram(declarations, 'const x = ;').diagnostics).toEqual([{ line: 1, column: 11, message: 'Expression expected.' }])
+  })
+
+  it('accepts TypeScript annotations in the program', () => {
+    const program = 'type Row = { id: string }\nconst rows: Row[] = await tools.delete_({ "dry-run": false })\nreturn rows.map((r: Row) => r.id)'
+    expect(typeCheckProgram(declarations, program).diagnostics).toEqual([])
+  })
+
+  it('lets a result with optional fields pass where any JSON value is expected', () => {
+    const program = 'const file = await tools.read_file({ path: "a" })\nconst copy: JsonValue = file\nreturn copy'
+    expect(typeCheckProgram(declarations, program).diagnostics).toEqual([])
+  })
+})
+
+describe('typeCheckDeclarations', () => {
+  it('reports nothing for generated declarations', () => {
+    expect(typeCheckDeclarations(declarations).diagnostics).toEqual([])
+  })
+
+  it('reports broken declarations', () => {
+    expect(typeCheckDeclarations('declare const tools: {').diagnostics).not.toEqual([])
+  })
+})
