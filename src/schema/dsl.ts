@@ -12,6 +12,7 @@ import {
   readDenseArray,
   readEnum,
   readRecord,
+  UNENFORCEABLE_PROTO_KEY,
 } from './json-schema.ts'
 import type { SchemaDefinitionIssue } from './json-schema.ts'
 import type { JsonSchemaNode, JsonSchemaType, ObjectJsonSchema } from './types.ts'
@@ -251,6 +252,7 @@ function propertyFrames(
   walk.created.push(properties, required)
   const frames: SpecFrame[] = []
   for (const [key, value] of entries) {
+    if (key === '__proto__') walk.issues.push({ path: appendKey(path, key), message: UNENFORCEABLE_PROTO_KEY })
     // A placeholder keeps the declaration order of keys; children fill it in later.
     defineEntry(properties, key, undefined)
     frames.push({

@@ -258,6 +258,12 @@ export function defineEntry(target: object, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
 }
 
+/**
+ * @internal The validator skips a property schema named `__proto__`, so declaring one would admit
+ * a constraint it never enforces.
+ */
+export const UNENFORCEABLE_PROTO_KEY = 'a property named "__proto__" cannot be enforced; rename it'
+
 const JSON_SCHEMA_TYPES: ReadonlySet<string> = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'])
 const SCALAR_TYPES: ReadonlySet<string> = new Set(['string', 'number', 'integer', 'boolean', 'null'])
 const KEYWORDS: ReadonlySet<string> = new Set([
@@ -421,6 +427,7 @@ export function checkJsonSchema(schema: unknown): { readonly node: JsonSchemaNod
           // Placeholders first keep the declared key order; children are pushed in reverse so they
           // are visited, and their issues reported, in declaration order.
           for (const [key] of propertyEntries) {
+            if (key === '__proto__') issues.push({ path: appendKey(at, key), message: UNENFORCEABLE_PROTO_KEY })
             properties.set(key, true)
             defineEntry(copy, key, undefined)
           }

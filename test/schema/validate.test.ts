@@ -1,0 +1,212 @@
+import { describe, expect, test } from 'vitest'
+import { ToolArgsError, ToolErrorCode } from '../../src/errors.ts'
+import { SchemaSpecError } from '../../src/schema/dsl.ts'
+import { JsonSchemaError } from '../../src/schema/json-schema.ts'
+import type { JsonSchemaNode, ObjectJsonSchema } from '../../src/schema/types.ts'
+import { validateArgs, validateJsonSchemaValue } from '../../src/schema/validate.ts'
+
+const search: ObjectJsonSchema = {
+  type: 'object',
+  properties: {
+    path: { type: 'string' },
+    mode: { type: 'string', enum: ['fast', 'slow'] },
+    limit: { type: 'integer' },
+  },
+  required: ['path'],
+  additionalProperties: false,
+}
+
+function messages(schema: JsonSchemaNode, value: unknown): string[] {
+  return validateJsonSchemaValue(schema, value).map((issue) => `${issue.path}: expected ${issue.expected}, found ${issue.found}`)
+}
+
+describe('validateJsonSchemaValue', () => {
+  test('returns no issues for a valid value', () => {
+    expect(validateJsonSchemaValue(search, { path: 'src', mode: 'fast', limit: 3 })).toEqual([])
+  })
+
+  test('names the path, the expected type and the value found', () => {
+    expect(messages(search, { path: 3 })).toEqual(['$.path: expected string, found number 3'])
+  })
+
+  test('lists enum values when a value is outside them', () => {
+    expect(messages(search, { path: 'a', mode: 'medium' })).toEqual(['$.mode: expected one of "fast" | "slow", found string "medium"'])
+  })
+
+  test('reports an enum mismatch once even when the type is wrong too', () => {
+    expect(messages(search, { path: 'a', mode: 1 })).toEqual(['$.mode: expected one of "fast" | "slow", found number 1'])
+  })
+
+  test('names an unexpected key and the allowed keys', () => {
+    expect(messages(search, { path: 'a', extra: true })).toEqual(['$: expected no key "extra" (allowed keys: path, mode, limit), found unexpected key'])
+  })
+
+  test('names a missing required key by its path', () => {
+    expect(messages(search, {})).toEqual(['$.path: expected string (required key), found missing'])
+  })
+
+  test('reports every issue of a value at once', () => {
+    expect(validateJsonSchemaValue(search, { mode: 'x', limit: 1.5, extra: 1 }).map((issue) => issue.path).sort()).toEqual([
+      '$',
+      '$.limit',
+      '$.mode',
+      '$.path',
+    ])
+  })
+
+  test('rejects a non-integer for an integer node', () => {
+    expect(messages({ type: 'integer' }, 1.5)).toEqual(['$: expected integer, found number 1.5'])
+  })
+
+  test('rejects a wrong const with the constant it wanted', () => {
+    expect(messages({ const: 'v1' }, 'v2')).toEqual(['$: expected "v1", found string "v2"'])
+  })
+
+  test('formats nested array and odd-key paths', () => {
+    const schema: JsonSchemaNode = { type: 'object', properties: { 'a b': { type: 'array', items: { type: 'boolean' } } } }
+    expect(messages(schema, { 'a b': [true, 'no'] })).toEqual(['$["a b"][1]: expected boolean, found string "no"'])
+  })
+
+  test('says that no oneOf branch matched, without the branches\' own noise', () => {
+    const schema: JsonSchemaNode = { oneOf: [{ type: 'string' }, { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] }] }
+    expect(messages(schema, 3)).toEqual(['$: expected exactly one of: string | object {n}, found number 3, which matches no branch'])
+  })
+
+  test('says which oneOf branches matched when more than one did', () => {
+    const schema: JsonSchemaNode = { oneOf: [{ type: 'number' }, { type: 'integer' }, { type: 'string' }] }
+    expect(messages(schema, 2)).toEqual(['$: expected exactly one of: number | integer | string, found number 2, which matches 2 branches (oneOf[0] and oneOf[1])'])
+  })
+
+  test('accepts a value matching exactly one oneOf branch', () => {
+    expect(validateJsonSchemaValue({ oneOf: [{ type: 'number' }, { type: 'integer' }] }, 2.5)).toEqual([])
+  })
+
+  test('accepts any JSON for an annotation-only node', () => {
+    expect(validateJsonSchemaValue({ description: 'anything' }, { a: [1, null, 'x'] })).toEqual([])
+  })
+
+  test('keeps objects open unless additionalProperties is false', () => {
+    expect(validateJsonSchemaValue({ type: 'object', properties: { a: { type: 'string' } } }, { b: 1 })).toEqual([])
+  })
+
+  test('does not let inherited members satisfy a required key', () => {
+    const schema: JsonSchemaNode = { type: 'object', properties: { constructor: { type: 'string' }, toString: {} }, required: ['constructor', 'toString'] }
+    expect(validateJsonSchemaValue(schema, {}).map((issue) => issue.path)).toEqual(['$.constructor', '$.toString'])
+  })
+
+  test('treats a __proto__ key in a value as an ordinary, undeclared key', () => {
+    const schema: JsonSchemaNode = { type: 'object', properties: { a: {} }, additionalProperties: false }
+    expect(messages(schema, JSON.parse('{"__proto__":"x"}'))).toEqual(['$: expected no key "__proto__" (allowed keys: a), found unexpected key'])
+  })
+
+  test.each([
+    ['a Date', { when: new Date(0) }, '$.when'],
+    ['a Map', [new Map()], '$[0]'],
+    ['-0', { n: -0 }, '$.n'],
+    ['NaN', Number.NaN, '$'],
+    ['undefined', { a: undefined }, '$.a'],
+    ['a function', () => 1, '$'],
+    ['a bigint', { big: 1n }, '$.big'],
+  ])('turns %s into one issue at its path', (_name, value, path) => {
+    const issues = validateJsonSchemaValue({}, value)
+    expect(issues).toEqual([{ path, expected: 'a lossless JSON value', found: expect.stringMatching(/^non-JSON value: /) }])
+  })
+
+  test('turns a cycle into one issue instead of throwing', () => {
+    const cyclic: Record<string, unknown> = {}
+    cyclic['self'] = cyclic
+    expect(validateJsonSchemaValue({ type: 'object' }, cyclic)).toHaveLength(1)
+  })
+
+  test('never runs a getter of the value', () => {
+    let ran = false
+    const value = {
+      get a() {
+        ran = true
+        return 1
+      },
+    }
+    expect(validateJsonSchemaValue({ type: 'object' }, value)[0]?.path).toBe('$.a')
+    expect(ran).toBe(false)
+  })
+
+  test('validates a value nested 100,000 deep without overflowing the stack', () => {
+    let value: unknown = 'leaf'
+    for (let level = 0; level < 100_000; level += 1) value = [value]
+    expect(validateJsonSchemaValue({ type: 'array' }, value)).toEqual([])
+    expect(messages({ type: 'array', items: { type: 'array', items: { type: 'string' } } }, value)).toEqual(['$[0][0]: expected string, found array of 1 item'])
+  })
+
+  test('throws JsonSchemaError for an unsupported schema rather than validating against it', () => {
+    expect(() => validateJsonSchemaValue({ type: 'string', format: 'email' } as JsonSchemaNode, 'x')).toThrow(JsonSchemaError)
+  })
+
+  test('checks a schema object once: later mutation does not change what is enforced', () => {
+    const schema: JsonSchemaNode = { type: 'string' }
+    expect(validateJsonSchemaValue(schema, 'x')).toEqual([])
+    schema.type = 'number'
+    expect(validateJsonSchemaValue(schema, 'x')).toEqual([])
+  })
+
+  test('does not edit the value it validates', () => {
+    const value = { path: 'a' }
+    validateJsonSchemaValue({ type: 'object', properties: { path: { type: 'string', default: 'x' }, other: { default: 1 } } }, value)
+    expect(value).toEqual({ path: 'a' })
+  })
+})
+
+describe('validateArgs', () => {
+  test('returns a frozen copy of valid arguments checked against a raw object schema', () => {
+    const args = { path: 'src' }
+    const valid = validateArgs(search, args, 'grep')
+    expect(valid).toEqual(args)
+    expect(Object.isFrozen(valid)).toBe(true)
+  })
+
+  test('accepts a parameter spec and types the result', () => {
+    const valid = validateArgs({ path: { type: 'string', required: true }, limit: { type: 'integer' } }, { path: 'a' })
+    const path: string = valid.path
+    expect(path).toBe('a')
+  })
+
+  test('treats a parameter named "type" as a spec, not as a raw schema', () => {
+    expect(validateArgs({ type: { type: 'string', required: true } }, { type: 'x' })).toEqual({ type: 'x' })
+  })
+
+  test('throws ToolArgsError naming the tool and every issue', () => {
+    expect(() => validateArgs(search, { path: 1, mode: 'medium' }, 'grep')).toThrow(
+      'Invalid arguments for tool "grep": $.path: expected string, found number 1; $.mode: expected one of "fast" | "slow", found string "medium"',
+    )
+  })
+
+  test('throws with code INVALID_ARGS and structured issues', () => {
+    try {
+      validateArgs({ a: { type: 'null', required: true } }, {}, 't')
+      expect.unreachable()
+    } catch (error) {
+      expect(error).toBeInstanceOf(ToolArgsError)
+      expect((error as ToolArgsError).code).toBe(ToolErrorCode.INVALID_ARGS)
+      expect((error as ToolArgsError).issues).toEqual([{ path: '$.a', expected: 'null (required key)', found: 'missing' }])
+    }
+  })
+
+  test('rejects arguments that are not an object', () => {
+    expect(() => validateArgs(search, ['src'])).toThrow('$: expected object {path, mode?, limit?}, found array of 1 item')
+  })
+
+  test('rejects non-JSON arguments as invalid arguments', () => {
+    expect(() => validateArgs(search, { path: new Date(0) })).toThrow(ToolArgsError)
+  })
+
+  test('keeps the parameter root open to undeclared keys', () => {
+    expect(validateArgs({ a: { type: 'string' } }, { b: 1 })).toEqual({ b: 1 })
+  })
+
+  test('throws JsonSchemaError for a raw schema whose root is not an object', () => {
+    expect(() => validateArgs({ type: 'array' } as unknown as ObjectJsonSchema, [])).toThrow(JsonSchemaError)
+  })
+
+  test('throws SchemaSpecError for a malformed parameter spec', () => {
+    expect(() => validateArgs({ a: { type: 'text' } } as never, {})).toThrow(SchemaSpecError)
+  })
+})
