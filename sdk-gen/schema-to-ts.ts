@@ -54,14 +54,8 @@ export function schemaToType(node: JsonSchemaNode, indent = ''): string {
  */
 export function describeNode(node: JsonSchemaNode, options: { values: boolean } = { values: true }): string[] {
   const segments: string[] = []
-  const { title, description } = node
-  if (title !== undefined && title !== '' && description !== undefined && description !== '') {
-    segments.push(`${title}: ${description}`)
-  } else if (title !== undefined && title !== '') {
-    segments.push(title)
-  } else if (description !== undefined && description !== '') {
-    segments.push(description)
-  }
+  const text = [node.title, node.description].filter((part) => part !== undefined && part !== '').join(': ')
+  if (text !== '') segments.push(text)
   if (node.type === 'integer') segments.push('Integer.')
   if (options.values) {
     if (node.default !== undefined) segments.push(`@default ${renderDocValue(node.default)}`)

@@ -46,6 +46,12 @@ describe('generateSdk', () => {
     expect(declarations).toContain('  /** Search the web. Calls the tool `web.search`. */\n  web_search(args: Record<string, never>): Promise<JsonValue>\n')
   })
 
+  it('escapes a hostile tool name in the JSDoc that states it', () => {
+    const { declarations, bindings } = generateSdk([{ name: 'a*/b', description: 'A.', parameters: noArgs }])
+    expect(bindings).toEqual([{ binding: 'a__b', name: 'a*/b' }])
+    expect(declarations).toContain('  /** A. Calls the tool `a*\\/b`. */\n  a__b(args: Record<string, never>): Promise<JsonValue>\n')
+  })
+
   it('types the result from the output schema', () => {
     const { declarations } = generateSdk([
       { name: 'count', description: 'Count.', parameters: noArgs, output: { type: 'integer', description: 'How many.' } },

@@ -61,6 +61,12 @@ describe('typeCheckProgram', () => {
     const program = 'const file = await tools.read_file({ path: "a" })\nconst copy: JsonValue = file\nreturn copy'
     expect(typeCheckProgram(declarations, program).diagnostics).toEqual([])
   })
+  it('checks against the declarations it is given, not those of an earlier call', () => {
+    const other = generateSdk([{ name: 'ping', description: 'Ping.', parameters: { type: 'object', additionalProperties: false } }])
+    expect(typeCheckProgram(other.declarations, 'return await tools.ping({})').diagnostics).toEqual([])
+    expect(typeCheckProgram(declarations, 'return await tools.ping({})').diagnostics).toHaveLength(1)
+    expect(typeCheckProgram(other.declarations, 'return await tools.ping({})').diagnostics).toEqual([])
+  })
 })
 
 describe('typeCheckDeclarations', () => {
