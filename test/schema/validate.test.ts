@@ -90,7 +90,7 @@ describe('validateJsonSchemaValue', () => {
   })
 
   test('does not let inherited members satisfy a required key', () => {
-    const schema: JsonSchemaNode = { type: 'object', properties: { constructor: { type: 'string' }, toString: {} }, required: ['constructor', 'toString'] }
+    const schema = JSON.parse('{"type":"object","properties":{"constructor":{"type":"string"},"toString":{}},"required":["constructor","toString"]}') as JsonSchemaNode
     expect(validateJsonSchemaValue(schema, {}).map((issue) => issue.path)).toEqual(['$.constructor', '$.toString'])
   })
 
