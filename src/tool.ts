@@ -62,6 +62,7 @@ export interface TypedToolSpec<P extends ParameterSchemaSpec, O extends ValueSch
   readonly output: TypedToolOutput<InferArgs<P>, O>
   /** Runs with arguments already validated against `parameters` (a frozen lossless copy). */
   readonly execute: (args: InferArgs<P>, exec: ToolRunContext) => Promise<InferValue<O>> | InferValue<O>
+  /** Last-mile content transform; sees every outcome, including invalid arguments, so it is untyped. */
   readonly finalizeContent?: (exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>) => ContentBlock[] | undefined
   /** Cooperative timeout budget in ms; positive and finite. */
   readonly timeoutMs?: number
@@ -69,6 +70,7 @@ export interface TypedToolSpec<P extends ParameterSchemaSpec, O extends ValueSch
   readonly isConcurrencySafe?: (args: InferArgs<P>) => boolean
   /** Receives unvalidated arguments (it may run while a call streams in). */
   readonly presentCall?: (args: unknown) => ToolCallView | undefined
+  /** Receives unvalidated arguments and the durable result projection. */
   readonly presentResult?: (args: unknown, result: ToolResult) => ToolResultView | undefined
 }
 
