@@ -1,0 +1,431 @@
+import { DisposedError, ToolDefinitionError } from './errors.ts'
+import { ToolEventBus } from './events.ts'
+import type { ToolEventName, ToolEvents } from './events.ts'
+import type {
+  CodeDispatchLog,
+  ToolExecution,
+  ToolExecutionInput,
+  ToolExecutionMode,
+  ToolExecutionResult,
+  ToolExecutionToken,
+  ToolGuard,
+} from './execution.ts'
+import { snapshotJson } from './json-boundary.ts'
+import type { ContentBlock } from './messages.ts'
+import { resolveTool, runCodeDispatchLog, runPipeline } from './pipeline.ts'
+import type { ApprovalService, PipelineHost } from './pipeline.ts'
+import { RUN_CODE, ToolRegistry } from './registry.ts'
+import type { CodeModeTool, ToolPresentationMode, ToolRestriction } from './registry.ts'
+import type { ToolSchema } from './schema/types.ts'
+import { ScopeNode } from './scope.ts'
+import { createMemorySessionLog } from './session-log.ts'
+import type { SessionLog } from './session-log.ts'
+import type { ToolDefinition } from './tool.ts'
+
+/** An agent joined under a scope: its id, its own context, and its durable session log. */
+export interface Agent {
+  readonly id: string
+  readonly ctx: Context
+  readonly session: SessionLog
+}
+
+/** The viewing scope for lookups: an agent or a context. */
+export type ScopeKey = Agent | Context
+
+/**
+ * What a Code Mode transport gets from the deployment: dispatch through the one pipeline, the
+ * native view of an agent, scheduling modes, and the contained `tools/code-dispatch-log` waterfall.
+ */
+export interface CodeModeHost {
+  /** Execute a sub-call through the full pipeline (the input carries `parent` and `agent`). */
+  execute(input: ToolExecutionInput): Promise<ToolExecutionResult>
+  /** The native tools an agent (or, without one, the deployment) can see. */
+  visibleTools(agent: Agent | undefined): readonly ToolDefinition[]
+  /** The fail-closed scheduling mode of a pending sub-call. */
+  executionMode(input: ToolExecutionInput): ToolExecutionMode
+  /** Run `tools/code-dispatch-log` for one settled sub-call; a failing listener yields the original content. */
+  codeDispatchLog(dispatch: CodeDispatchLog): Promise<ContentBlock[]>
+  /** Bound on overlapping parallel-safe sub-calls of one run. */
+  readonly maxParallelSubCalls: number
+}
+
+/** Builds the deployment's `run_code` tool from its host. */
+export type CodeModeTransport = (host: CodeModeHost) => CodeModeTool
+
+/** The deployment's tool configuration. */
+export interface ToolsConfig {
+  /** How models see tools unless a scope says otherwise (`presentAs`). Default `'native'`. */
+  readonly mode?: ToolPresentationMode
+  /** Overlap bound for parallel-safe sub-calls of one `run_code` and for the agent loop. Default 8. */
+  readonly maxParallelSubCalls?: number
+  /** The Code Mode transport providing `run_code` (see `createRunCode` in the sandbox package). */
+  readonly codeMode?: CodeModeTransport
+}
+
+/** Options of {@link createContext}. */
+export interface ContextOptions {
+  readonly tools?: ToolsConfig
+  /** Answers `ask` decisions. Without one, every `ask` is denied. */
+  readonly approval?: ApprovalService
+  /** Receives contained failures of emit listeners (`tools/result`, `tools/change`). Default: a process warning. */
+  readonly onListenerError?: (error: unknown, event: string) => void
+}
+
+interface Deployment extends PipelineHost {
+  readonly agents: WeakMap<Agent, ScopeNode>
+  readonly maxParallelSubCalls: number
+}
+
+const DEFAULT_MAX_PARALLEL = 8
+
+function defaultListenerErrorReport(error: unknown, event: string): void {
+  const message = error instanceof Error ? error.message : String(error)
+  process.emitWarning(`a "${event}" listener failed: ${message}`, { code: 'TOOL_LISTENER_FAILED' })
+}
+
+/**
+ * Create the deployment root context: one registry, one event bus, one approval service.
+ * Everything registered through a context is undone by its `dispose()`.
+ */
+export function createContext(options: ContextOptions = {}): Context {
+  const tools = options.tools ?? {}
+  const mode = tools.mode ?? 'native'
+  if (mode !== 'native' && mode !== 'code') {
+    throw new ToolDefinitionError(`tools.mode must be 'native' or 'code', got ${JSON.stringify(mode)}`)
+  }
+  const maxParallelSubCalls = tools.maxParallelSubCalls ?? DEFAULT_MAX_PARALLEL
+  if (!Number.isSafeInteger(maxParallelSubCalls) || maxParallelSubCalls < 1) {
+    throw new ToolDefinitionError(`tools.maxParallelSubCalls must be a positive integer, got ${String(maxParallelSubCalls)}`)
+  }
+  if (mode === 'code' && tools.codeMode === undefined) {
+    throw new ToolDefinitionError("tools.mode 'code' needs tools.codeMode (a transport such as createRunCode({ engine }))")
+  }
+  const report = options.onListenerError ?? defaultListenerErrorReport
+  const deployment: Deployment = {
+    registry: new ToolRegistry(mode),
+    bus: new ToolEventBus(),
+    approval: options.approval,
+    liveTransports: new Map<ToolExecutionToken, ToolExecution>(),
+    agents: new WeakMap(),
+    maxParallelSubCalls,
+    reportListenerError: (error, event) => {
+      try {
+        report(error, event)
+      } catch {
+        // The reporter itself failing must not break the call that observed the failure.
+      }
+    },
+  }
+  const root = new Context(deployment, new ScopeNode('root', 'root', undefined))
+  if (tools.codeMode !== undefined) {
+    const host: CodeModeHost = {
+      execute: (input) => root.tools.execute(input),
+      visibleTools: (agent) => root.tools.list(agent),
+      executionMode: (input) => root.tools.executionMode(input),
+      codeDispatchLog: (dispatch) => runCodeDispatchLog(deployment, nodeOfAgent(deployment, dispatch.agent), dispatch),
+      maxParallelSubCalls,
+    }
+    deployment.registry.setTransport(tools.codeMode(host))
+  }
+  return root
+}
+
+function nodeOfAgent(deployment: Deployment, agent: Agent | undefined): ScopeNode | undefined {
+  return agent === undefined ? undefined : deployment.agents.get(agent)
+}
+
+/**
+ * A scope of the deployment: the root, a named child scope (a preset) or an agent's own scope.
+ * `dispose()` undoes everything registered through it and its descendants, in reverse order.
+ */
+export class Context implements Disposable {
+  /** The tool runtime; calls through it act for this context's scope. */
+  readonly tools: ToolRuntime
+  readonly #deployment: Deployment
+  readonly #node: ScopeNode
+  readonly #effects: (() => void)[] = []
+  /** Set once for an agent's own context. */
+  #agent: Agent | undefined
+  /** Removes this context from its parent's effects when it is disposed on its own. */
+  #detach: (() => void) | undefined
+  #disposed = false
+
+  /** @internal Use {@link createContext}, {@link Context.scope} or {@link Context.agent}. */
+  constructor(deployment: Deployment, node: ScopeNode) {
+    this.#deployment = deployment
+    this.#node = node
+    this.tools = new ToolRuntime(this, deployment, node)
+  }
+
+  /** The scope name (`root` for the deployment root). */
+  get name(): string {
+    return this.#node.name
+  }
+
+  /** True once `dispose()` ran. */
+  get disposed(): boolean {
+    return this.#disposed
+  }
+
+  /** @internal */
+  assertAlive(): void {
+    if (this.#disposed) throw new DisposedError(`context "${this.#node.path}"`)
+  }
+
+  /** @internal Record an effect; returns the exact disposer that undoes it once. */
+  track(undo: () => void): () => void {
+    this.assertAlive()
+    let active = true
+    const disposer = (): void => {
+      if (!active) return
+      active = false
+      const index = this.#effects.lastIndexOf(disposer)
+      if (index >= 0) this.#effects.splice(index, 1)
+      undo()
+    }
+    this.#effects.push(disposer)
+    return disposer
+  }
+
+  /** @internal The scope node of this context. */
+  get node(): ScopeNode {
+    return this.#node
+  }
+
+  /** @internal The agent this context belongs to, if it is an agent's context. */
+  get ownAgent(): Agent | undefined {
+    return this.#agent
+  }
+
+  /**
+   * Listen to a tool event. Listeners registered through a child scope or an agent receive only
+   * the calls of agents at or under that scope; `tools/change` is never filtered.
+   * @returns the exact disposer.
+   */
+  on<E extends ToolEventName>(event: E, listener: ToolEvents[E]): () => void {
+    this.assertAlive()
+    return this.track(this.#deployment.bus.on(event, this.#node, listener))
+  }
+
+  /** A child scope (for example an agent preset). Disposed with this context. */
+  scope(name: string): Context {
+    this.assertAlive()
+    if (typeof name !== 'string' || name.length === 0) throw new ToolDefinitionError('scope(name): name must be a non-empty string')
+    const child = new Context(this.#deployment, new ScopeNode('scope', name, this.#node))
+    child.#detach = this.track(() => child.dispose())
+    return child
+  }
+
+  /** An agent joined under this scope, with its own context and session log. Disposed with this context. */
+  agent(id: string, options: { session?: SessionLog } = {}): Agent {
+    this.assertAlive()
+    if (typeof id !== 'string' || id.length === 0) throw new ToolDefinitionError('agent(id): id must be a non-empty string')
+    const node = new ScopeNode('agent', id, this.#node)
+    const ctx = new Context(this.#deployment, node)
+    const agent: Agent = Object.freeze({ id, ctx, session: options.session ?? createMemorySessionLog() })
+    ctx.#agent = agent
+    this.#deployment.agents.set(agent, node)
+    ctx.#detach = this.track(() => ctx.dispose())
+    return agent
+  }
+
+  /** Undo every registration made through this context and its descendants, newest first. Idempotent. */
+  dispose(): void {
+    if (this.#disposed) return
+    // Undo while still alive so effects can run; then mark disposed.
+    while (this.#effects.length > 0) {
+      const effect = this.#effects.pop() as () => void
+      effect()
+    }
+    this.#disposed = true
+    const detach = this.#detach
+    this.#detach = undefined
+    detach?.()
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose()
+  }
+}
+
+/**
+ * `ctx.tools`: the registry and pipeline as one context sees them. Registrations made here belong
+ * to this context's scope (global for the root) and are undone by its `dispose()`.
+ */
+export class ToolRuntime {
+  readonly #context: Context
+  readonly #deployment: Deployment
+  readonly #node: ScopeNode
+
+  /** @internal */
+  constructor(context: Context, deployment: Deployment, node: ScopeNode) {
+    this.#context = context
+    this.#deployment = deployment
+    this.#node = node
+  }
+
+  /**
+   * Register globally (root context) or in this scope. Scoped tools shadow globals; a duplicate
+   * within one layer and the reserved `run_code` fail. The output schema is checked here.
+   * @returns the exact disposer that unregisters this tool.
+   */
+  register(definition: ToolDefinition): () => void {
+    this.#context.assertAlive()
+    const { registry } = this.#deployment
+    const entry = registry.register(this.#node, definition)
+    this.#changed()
+    return this.#context.track(() => {
+      if (registry.unregister(entry)) this.#changed()
+    })
+  }
+
+  /**
+   * Restrict the tools this scope inherits (global and ancestors). Empty filters, unknown names,
+   * this scope's own names and `run_code` fail. Restrictions intersect.
+   * @returns the exact disposer that lifts this restriction.
+   */
+  restrict(filter: ToolRestriction): () => void {
+    this.#context.assertAlive()
+    const lift = this.#deployment.registry.restrict(this.#node, filter)
+    this.#changed()
+    return this.#context.track(() => {
+      lift()
+      this.#changed()
+    })
+  }
+
+  /**
+   * Add a monotonic guard: on the root it applies to every call, on a scope or agent context only
+   * to calls at or under it. A returned string denies; nothing can allow a denied call again.
+   * @returns the exact disposer.
+   */
+  guard(guard: ToolGuard): () => void {
+    this.#context.assertAlive()
+    return this.#context.track(this.#deployment.registry.addGuard(this.#node, guard))
+  }
+
+  /**
+   * Present this scope's tools in `mode` instead of the deployment default. Scoped only, one per
+   * scope; the nearest declaration on an agent's chain wins.
+   * @returns the exact disposer that restores what was seen before.
+   */
+  presentAs(mode: ToolPresentationMode): () => void {
+    this.#context.assertAlive()
+    const undo = this.#deployment.registry.presentAs(this.#node, mode)
+    this.#changed()
+    return this.#context.track(() => {
+      undo()
+      this.#changed()
+    })
+  }
+
+  /**
+   * The definition `scope` resolves for `name` (scoped shadows global; restricted-away reads as
+   * absent). `run_code` resolves only for a scope presented in Code Mode.
+   * @param scope - the viewing agent or context; omitted = this context's scope.
+   */
+  get(name: string, scope?: ScopeKey): ToolDefinition | undefined {
+    const node = this.#viewOf(scope)
+    const { registry } = this.#deployment
+    if (name === RUN_CODE) return registry.modeOf(node) === 'code' ? registry.transport : undefined
+    return registry.resolve(name, node)?.definition
+  }
+
+  /** The native definitions `scope` can see (its Code Mode SDK is generated from these). */
+  list(scope?: ScopeKey): ToolDefinition[] {
+    return this.#deployment.registry.visible(this.#viewOf(scope)).map((entry) => entry.definition)
+  }
+
+  /**
+   * The model-facing schemas for `scope`: name, description and parameters only, deep-cloned.
+   * Under Code Mode this is exactly one tool, `run_code`, describing the scope's SDK.
+   * @param scope - the viewing agent or context; omitted = this context's scope.
+   */
+  schemas(scope?: ScopeKey): ToolSchema[] {
+    const node = this.#viewOf(scope)
+    const { registry } = this.#deployment
+    const visible = registry.visible(node)
+    if (registry.modeOf(node) === 'code') {
+      const transport = registry.transportEntry(node)
+      if (transport === undefined) return []
+      const tool = transport.definition as CodeModeTool
+      return [
+        {
+          name: RUN_CODE,
+          description: tool.describe(visible.map((entry) => entry.definition)),
+          parameters: structuredClone(transport.schema.parameters),
+        },
+      ]
+    }
+    return visible.map((entry) => ({
+      name: entry.schema.name,
+      description: entry.schema.description,
+      parameters: structuredClone(entry.schema.parameters),
+    }))
+  }
+
+  /**
+   * Classify a pending call. Only an exact `true` from the visible definition's
+   * `isConcurrencySafe` is parallel; unknown, hidden, invalid or throwing is exclusive.
+   */
+  executionMode(input: ToolExecutionInput): ToolExecutionMode {
+    const exclusive: ToolExecutionMode = { kind: 'exclusive' }
+    try {
+      const { node, agent } = this.#callerOf(input)
+      const args = snapshotJson(input.arguments, 'arguments')
+      const probe = { name: input.name, parent: input.parent, agent } as ToolExecution
+      const resolved = resolveTool(this.#deployment, node, probe)
+      if (!('entry' in resolved)) return exclusive
+      const classify = resolved.entry.definition.isConcurrencySafe
+      if (classify === undefined) return exclusive
+      return classify.call(resolved.entry.definition, args) === true ? { kind: 'parallel' } : exclusive
+    } catch {
+      return exclusive
+    }
+  }
+
+  /**
+   * Execute one call through the whole pipeline. Tool and listener failures resolve as frozen
+   * error results; the returned result is the same frozen object `tools/result` observers got.
+   * Rejects only for a malformed input (missing signal, empty callId, foreign agent).
+   */
+  async execute(input: ToolExecutionInput): Promise<ToolExecutionResult> {
+    this.#context.assertAlive()
+    const { node, agent } = this.#callerOf(input)
+    return runPipeline(this.#deployment, node, input, agent)
+  }
+
+  /** The caller's scope node and agent: the input's agent if given, else this context's. */
+  #callerOf(input: ToolExecutionInput): { node: ScopeNode; agent: Agent | undefined } {
+    if (typeof input !== 'object' || input === null) throw new TypeError('execute() takes a ToolExecutionInput object')
+    const agent = input.agent ?? this.#context.ownAgent
+    if (agent === undefined) return { node: this.#node, agent: undefined }
+    const node = this.#deployment.agents.get(agent)
+    if (node === undefined) throw new ToolDefinitionError(`agent "${String((agent as Agent).id)}" does not belong to this deployment`)
+    if (!this.#node.covers(node)) {
+      throw new ToolDefinitionError(`agent "${agent.id}" is not under scope "${this.#node.path}"; call through a context that covers it`)
+    }
+    if (agent.ctx.disposed) throw new DisposedError(`agent "${agent.id}"`)
+    return { node, agent }
+  }
+
+  #viewOf(scope: ScopeKey | undefined): ScopeNode {
+    if (scope === undefined) return this.#node
+    if (scope instanceof Context) return scope.node
+    const node = this.#deployment.agents.get(scope)
+    if (node === undefined) throw new ToolDefinitionError('the scope is neither a context nor an agent of this deployment')
+    return node
+  }
+
+  #changed(): void {
+    const { bus } = this.#deployment
+    for (const listener of bus.all('tools/change')) {
+      try {
+        const returned: unknown = listener()
+        if (returned instanceof Promise) returned.catch((error: unknown) => this.#deployment.reportListenerError(error, 'tools/change'))
+      } catch (error) {
+        this.#deployment.reportListenerError(error, 'tools/change')
+      }
+    }
+  }
+}

@@ -1,0 +1,159 @@
+import { ToolError, ToolErrorCode } from './errors.ts'
+import type {
+  CodeDispatchLog,
+  PostToolDecision,
+  PreToolDecision,
+  ToolDispatchExecution,
+  ToolExecution,
+  ToolExecutionResult,
+} from './execution.ts'
+import type { ContentBlock } from './messages.ts'
+import type { ScopeNode } from './scope.ts'
+
+/**
+ * The tool events and their listener shapes. Waterfalls get a single-use `next`; emits get none.
+ * Every listener failure is contained by the caller of the bus (see `pipeline.ts`).
+ */
+export interface ToolEvents {
+  /** The visible tool set changed, possibly for one scope only. Never scope-filtered. */
+  'tools/change': () => void
+  /** Allow, deny or ask before dispatch. */
+  'tools/pre-execute': (exec: ToolExecution, next: () => Promise<PreToolDecision>) => PreToolDecision | Promise<PreToolDecision>
+  /** Around-dispatch wrapper; may replace only `exec.signal`. */
+  'tools/execute': (
+    exec: ToolDispatchExecution,
+    next: () => Promise<ToolExecutionResult>,
+  ) => ToolExecutionResult | Promise<ToolExecutionResult>
+  /** Accept, replace, enrich or block a dispatched result. */
+  'tools/post-execute': (
+    exec: ToolExecution,
+    result: Readonly<ToolExecutionResult>,
+    next: () => Promise<PostToolDecision>,
+  ) => PostToolDecision | Promise<PostToolDecision>
+  /** Reshape the durable log copy of one settled `run_code` sub-dispatch. */
+  'tools/code-dispatch-log': (
+    dispatch: CodeDispatchLog,
+    next: () => Promise<ContentBlock[]>,
+  ) => ContentBlock[] | Promise<ContentBlock[]>
+  /** Observe the frozen final outcome. */
+  'tools/result': (exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>) => void
+}
+
+/** The name of one tool event. */
+export type ToolEventName = keyof ToolEvents
+
+interface Registration<E extends ToolEventName> {
+  readonly scope: ScopeNode
+  readonly listener: ToolEvents[E]
+}
+
+/** Thrown when a waterfall listener calls `next()` a second time. */
+export class NextCalledTwiceError extends ToolError {
+  constructor(event: ToolEventName) {
+    super(ToolErrorCode.LISTENER_FAILED, `a "${event}" listener called next() more than once`)
+  }
+}
+
+/**
+ * The deployment's event bus. Listeners are kept per event in registration order; the first
+ * registered listener is the outermost layer of a waterfall. A listener registered through a scope
+ * receives only calls whose agent is at or under that scope; root listeners receive every call.
+ */
+export class ToolEventBus {
+  readonly #listeners = new Map<ToolEventName, Registration<ToolEventName>[]>()
+
+  /** Add a listener; returns the exact disposer (idempotent). */
+  on<E extends ToolEventName>(event: E, scope: ScopeNode, listener: ToolEvents[E]): () => void {
+    if (typeof listener !== 'function') {
+      throw new TypeError(`listener for "${event}" must be a function, got ${typeof listener}`)
+    }
+    const registration: Registration<ToolEventName> = { scope, listener }
+    // Copy on write: a dispatch in progress keeps the list it started with.
+    this.#listeners.set(event, [...(this.#listeners.get(event) ?? []), registration])
+    return () => {
+      const current = this.#listeners.get(event)
+      if (current === undefined) return
+      const next = current.filter((entry) => entry !== registration)
+      if (next.length === current.length) return
+      this.#listeners.set(event, next)
+    }
+  }
+
+  /** Listeners of `event` that see a call by an agent at `caller` (undefined: no agent). */
+  listeners<E extends ToolEventName>(event: E, caller: ScopeNode | undefined): ToolEvents[E][] {
+    const all = this.#listeners.get(event)
+    if (all === undefined || all.length === 0) return []
+    const selected: ToolEvents[E][] = []
+    for (const { scope, listener } of all) {
+      if (scope.parent === undefined || (caller !== undefined && scope.covers(caller))) {
+        selected.push(listener as ToolEvents[E])
+      }
+    }
+    return selected
+  }
+
+  /** Every listener of `event`, whatever its scope (for unfiltered emits like `tools/change`). */
+  all<E extends ToolEventName>(event: E): ToolEvents[E][] {
+    return (this.#listeners.get(event) ?? []).map((entry) => entry.listener as ToolEvents[E])
+  }
+}
+
+/** What a waterfall run reports besides its value: the first listener failure, if any. */
+export interface WaterfallOutcome<R> {
+  readonly value: R | undefined
+  /** The first error any listener threw or rejected with (even if an outer listener caught it). */
+  readonly failure: unknown
+  readonly failed: boolean
+}
+
+/**
+ * Run `listeners` as a waterfall around `last`. Each listener gets a single-use `next`; a second
+ * call throws. `observe` sees every value a listener returns (used to keep decisions monotonic).
+ * Never throws: a failure anywhere is reported in the outcome, and the chain stops there.
+ */
+export async function runWaterfall<R>(
+  event: ToolEventName,
+  listeners: readonly ((next: () => Promise<R>) => R | Promise<R>)[],
+  last: () => Promise<R>,
+  observe?: (value: R) => void,
+): Promise<WaterfallOutcome<R>> {
+  let failure: unknown
+  let failed = false
+  const fail = (error: unknown): void => {
+    if (!failed) {
+      failed = true
+      failure = error
+    }
+  }
+  const step = (index: number): Promise<R> => {
+    const listener = listeners[index]
+    if (listener === undefined) return last()
+    let used = false
+    const next = (): Promise<R> => {
+      if (used) {
+        const error = new NextCalledTwiceError(event)
+        fail(error)
+        throw error
+      }
+      used = true
+      return step(index + 1)
+    }
+    return (async () => {
+      try {
+        const value = await listener(next)
+        observe?.(value)
+        return value
+      } catch (error) {
+        fail(error)
+        throw error
+      }
+    })()
+  }
+  try {
+    const value = await step(0)
+    return { value, failure, failed }
+  } catch (error) {
+    fail(error)
+    return { value: undefined, failure, failed: true }
+  }
+}

@@ -1,0 +1,575 @@
+import { ToolError, ToolErrorCode } from './errors.ts'
+import type { ToolEventBus } from './events.ts'
+import { runWaterfall } from './events.ts'
+import type {
+  CodeDispatchLog,
+  PostToolDecision,
+  PreToolDecision,
+  ToolDispatchExecution,
+  ToolExecution,
+  ToolExecutionFailure,
+  ToolExecutionInput,
+  ToolExecutionResult,
+  ToolExecutionToken,
+  ToolRunContext,
+} from './execution.ts'
+import { snapshotJson } from './json-boundary.ts'
+import type { JsonValue } from './json-boundary.ts'
+import type { ContentBlock, UserMessage } from './messages.ts'
+import type { RegisteredTool, ToolRegistry } from './registry.ts'
+import { RUN_CODE } from './registry.ts'
+import { contentProblem, contentText, failureFromError, failureResult, materializeResult } from './results.ts'
+import { validateJsonSchemaValue } from './schema/validate.ts'
+import type { ScopeNode } from './scope.ts'
+import type { Agent } from './context.ts'
+
+/** The answer of an approval service; only `allowed-once` lets an `ask` decision run. */
+export type ApprovalAnswer = 'allowed-once' | 'denied' | (string & {})
+
+/** Asks a human (or a policy service) whether one call may run. */
+export interface ApprovalService {
+  request(request: {
+    readonly execution: ToolExecution
+    readonly agent: Agent
+    readonly reason?: string
+    readonly signal: AbortSignal
+  }): Promise<ApprovalAnswer>
+}
+
+/** What the pipeline needs from its deployment. */
+export interface PipelineHost {
+  readonly registry: ToolRegistry
+  readonly bus: ToolEventBus
+  readonly approval: ApprovalService | undefined
+  /** Live `run_code` executions, by token: the only valid `parent` values. */
+  readonly liveTransports: Map<ToolExecutionToken, ToolExecution>
+  reportListenerError(error: unknown, event: string): void
+}
+
+const DECISION_RANK = { allow: 0, ask: 1, deny: 2 } as const
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message || error.name : String(error)
+}
+
+function isAbortSignal(value: unknown): value is AbortSignal {
+  return value instanceof AbortSignal
+}
+
+/** Check the caller's input; a malformed input is the harness's bug and throws. */
+function checkInput(input: ToolExecutionInput): void {
+  if (typeof input !== 'object' || input === null) throw new TypeError('execute() takes a ToolExecutionInput object')
+  if (typeof input.callId !== 'string' || input.callId.length === 0) throw new TypeError('execute(): callId must be a non-empty string')
+  if (typeof input.name !== 'string') throw new TypeError('execute(): name must be a string')
+  if (!isAbortSignal(input.signal)) throw new TypeError('execute(): signal must be an AbortSignal (it is required)')
+  if (input.rootCallId !== undefined && typeof input.rootCallId !== 'string') throw new TypeError('execute(): rootCallId must be a string')
+  if (input.parent !== undefined && typeof input.parent !== 'symbol') throw new TypeError('execute(): parent must be an execution token')
+}
+
+/** A pre-execute decision, or `undefined` when the value is not one. */
+function checkPreDecision(value: unknown): PreToolDecision | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const decision = value as Record<string, unknown>
+  if (decision.kind === 'allow') return { kind: 'allow' }
+  if (decision.kind === 'deny' && typeof decision.reason === 'string') return { kind: 'deny', reason: decision.reason }
+  if (decision.kind === 'ask' && (decision.reason === undefined || typeof decision.reason === 'string')) {
+    return decision.reason === undefined ? { kind: 'ask' } : { kind: 'ask', reason: decision.reason }
+  }
+  return undefined
+}
+
+function checkPostDecision(value: unknown): PostToolDecision | string {
+  if (typeof value !== 'object' || value === null) return 'a post-execute decision must be an object'
+  const decision = value as Record<string, unknown>
+  if (decision.kind === 'accept') {
+    if (decision.content !== undefined && decision.value !== undefined) return 'accept may replace content or value, not both'
+    if (decision.content !== undefined) {
+      const problem = contentProblem(decision.content)
+      if (problem !== undefined) return problem
+    }
+  } else if (decision.kind === 'block') {
+    const problem = contentProblem(decision.feedback)
+    if (problem !== undefined) return `block feedback: ${problem}`
+  } else {
+    return `unknown post-execute decision kind ${JSON.stringify(decision.kind)}`
+  }
+  if (decision.additionalContexts !== undefined && !Array.isArray(decision.additionalContexts)) {
+    return 'additionalContexts must be an array of user messages'
+  }
+  return value as PostToolDecision
+}
+
+function denied(exec: Pick<ToolExecution, 'name'>, reason: string): ToolExecutionFailure {
+  return failureResult(ToolErrorCode.DENIED, `Tool call "${exec.name}" was denied: ${reason}`)
+}
+
+function abortedBeforeDispatch(exec: ToolExecution): ToolExecutionFailure {
+  return failureResult(
+    ToolErrorCode.ABORTED_BEFORE_DISPATCH,
+    `Tool call "${exec.name}" was cancelled before it started`,
+  )
+}
+
+/**
+ * Derive a success from a canonical value: lossless snapshot, output-schema check, render, and
+ * (top-level calls only) the presentation meta. Any failure becomes a structured error result.
+ */
+export function successFromValue(
+  entry: RegisteredTool,
+  exec: ToolExecution,
+  raw: unknown,
+  extras: { additionalContexts?: UserMessage[]; concludesTurn?: boolean } = {},
+): ToolExecutionResult {
+  const name = exec.name
+  let value: JsonValue
+  try {
+    value = snapshotJson(raw, 'output')
+  } catch (error) {
+    return failureResult(ToolErrorCode.INVALID_TOOL_OUTPUT, `Tool "${name}" returned a value that is not JSON: ${reasonOf(error)}`)
+  }
+  const issues = validateJsonSchemaValue(entry.outputSchema, value)
+  if (issues.length > 0) {
+    const detail = issues.map((issue) => `${issue.path}: expected ${issue.expected}, found ${issue.found}`).join('; ')
+    return failureResult(ToolErrorCode.INVALID_TOOL_OUTPUT, `Invalid output of tool "${name}": ${detail}`, {
+      name: 'ToolOutputError',
+    })
+  }
+  const output = entry.definition.output
+  let content: ContentBlock[]
+  try {
+    content = output.render(exec.arguments, value)
+  } catch (error) {
+    return failureFromError(error, ToolErrorCode.TOOL_FAILED, `Tool "${name}" failed to render its output: `)
+  }
+  const problem = contentProblem(content)
+  if (problem !== undefined) {
+    return failureResult(ToolErrorCode.INVALID_TOOL_OUTPUT, `Tool "${name}" rendered invalid content: ${problem}`)
+  }
+  let meta: JsonValue | undefined
+  if (exec.parent === undefined && output.presentationMeta !== undefined) {
+    try {
+      meta = output.presentationMeta(exec.arguments, value)
+    } catch (error) {
+      return failureFromError(error, ToolErrorCode.TOOL_FAILED, `Tool "${name}" failed to compute presentation meta: `)
+    }
+  }
+  const contexts = extras.additionalContexts
+  return {
+    isError: false,
+    value,
+    content,
+    ...(meta === undefined ? {} : { meta }),
+    ...(contexts === undefined || contexts.length === 0 ? {} : { additionalContexts: contexts }),
+    ...(extras.concludesTurn === true ? { concludesTurn: true as const } : {}),
+  }
+}
+
+/**
+ * The execution pipeline for one call, in the spec's order: snapshot + token, resolve, pre-execute,
+ * approval, guards, execute wrappers around the body, output check + render, post-execute,
+ * cancellation, materialize, `finalizeContent` exactly once, freeze, `tools/result`.
+ *
+ * Never rejects for tool or listener failures (they become results); rejects only for a malformed
+ * input, which is the harness's bug.
+ */
+export async function runPipeline(
+  host: PipelineHost,
+  caller: ScopeNode,
+  input: ToolExecutionInput,
+  agent: Agent | undefined,
+): Promise<ToolExecutionResult> {
+  checkInput(input)
+  const token = Symbol(`tool-call:${input.callId}`) as ToolExecutionToken
+  let args: JsonValue = null
+  let argsError: unknown
+  try {
+    args = snapshotJson(input.arguments, 'arguments')
+  } catch (error) {
+    argsError = error
+  }
+  const exec: ToolExecution = Object.freeze({
+    callId: input.callId,
+    rootCallId: input.rootCallId ?? input.callId,
+    name: input.name,
+    arguments: args,
+    ...(agent === undefined ? {} : { agent }),
+    ...(input.parent === undefined ? {} : { parent: input.parent }),
+    signal: input.signal,
+    token,
+  })
+
+  const resolved = argsError === undefined ? resolveTool(host, caller, exec) : undefined
+  const entry = resolved !== undefined && 'entry' in resolved ? resolved.entry : undefined
+  // Snapshot the callback now: a definition mutated mid-call cannot swap it.
+  const finalize = entry?.definition.finalizeContent
+  const definition = entry?.definition
+
+  let result: ToolExecutionResult
+  let bodyStarted = false
+  if (argsError !== undefined) {
+    result = failureResult(ToolErrorCode.INVALID_ARGS, `Invalid arguments for tool "${exec.name}": ${reasonOf(argsError)}`, {
+      name: 'ToolArgsError',
+    })
+  } else if (entry === undefined) {
+    result = (resolved as { failure: ToolExecutionFailure }).failure
+  } else {
+    const dispatched = await admitAndDispatch(host, caller, entry, exec)
+    result = dispatched.result
+    bodyStarted = dispatched.bodyStarted
+  }
+
+  if (exec.signal.aborted && !result.isError) {
+    result = bodyStarted
+      ? failureResult(ToolErrorCode.ABORTED, `Tool call "${exec.name}" was cancelled`)
+      : abortedBeforeDispatch(exec)
+  }
+
+  result = materializeResult(result)
+  if (finalize !== undefined) {
+    let replacement: ContentBlock[] | undefined
+    try {
+      replacement = finalize.call(definition, exec, result)
+    } catch (error) {
+      replacement = undefined
+      result = materializeResult(failureFromError(error, ToolErrorCode.TOOL_FAILED, `finalizeContent of tool "${exec.name}" threw: `))
+    }
+    if (replacement !== undefined) result = materializeResult({ ...result, content: replacement } as ToolExecutionResult)
+  }
+
+  for (const listener of host.bus.listeners('tools/result', caller)) {
+    try {
+      const returned: unknown = listener(exec, result)
+      if (returned instanceof Promise) returned.catch((error: unknown) => host.reportListenerError(error, 'tools/result'))
+    } catch (error) {
+      host.reportListenerError(error, 'tools/result')
+    }
+  }
+  return result
+}
+
+/** A visible tool, or the failure a call to it resolves to. */
+export type Resolution = { entry: RegisteredTool } | { failure: ToolExecutionFailure }
+
+/** Apply the visibility rules, including Code Mode's, before any policy runs. */
+export function resolveTool(
+  host: PipelineHost,
+  caller: ScopeNode,
+  exec: Pick<ToolExecution, 'name' | 'parent' | 'agent'>,
+): Resolution {
+  const { registry } = host
+  const name = exec.name
+  if (exec.parent !== undefined) {
+    const parent = host.liveTransports.get(exec.parent)
+    if (parent === undefined) {
+      return { failure: failureResult(ToolErrorCode.UNKNOWN_TOOL, `Tool call "${name}" names a parent that is not a running ${RUN_CODE} execution`) }
+    }
+    if (parent.agent !== exec.agent) {
+      return { failure: denied(exec, `a ${RUN_CODE} sub-call must act for the same agent as its ${RUN_CODE} call`) }
+    }
+    if (name !== RUN_CODE) {
+      const entry = registry.resolve(name, caller)
+      if (entry !== undefined) return { entry }
+    }
+    return { failure: unknownTool(name, registry.visible(caller).map((tool) => tool.schema.name)) }
+  }
+  if (registry.modeOf(caller) === 'code') {
+    const transport = name === RUN_CODE ? registry.transportEntry(caller) : undefined
+    if (transport !== undefined) return { entry: transport }
+    return {
+      failure: failureResult(
+        ToolErrorCode.UNKNOWN_TOOL,
+        `Unknown tool "${name}". In Code Mode the only tool is "${RUN_CODE}": call tools from a program with \`await tools.<name>(args)\`.`,
+        { name: 'ToolNotFoundError' },
+      ),
+    }
+  }
+  const entry = name === RUN_CODE ? undefined : registry.resolve(name, caller)
+  if (entry !== undefined) return { entry }
+  return { failure: unknownTool(name, registry.visible(caller).map((tool) => tool.schema.name)) }
+}
+
+function unknownTool(name: string, available: readonly string[]): ToolExecutionFailure {
+  const list = available.length > 0 ? available.join(', ') : 'none'
+  return failureResult(ToolErrorCode.UNKNOWN_TOOL, `Unknown tool "${name}". Available tools: ${list}`, {
+    name: 'ToolNotFoundError',
+  })
+}
+
+/** Pre-execute, approval, guards, then the execute waterfall around the body, then post-execute. */
+async function admitAndDispatch(
+  host: PipelineHost,
+  caller: ScopeNode,
+  entry: RegisteredTool,
+  exec: ToolExecution,
+): Promise<{ result: ToolExecutionResult; bodyStarted: boolean }> {
+  if (exec.signal.aborted) return { result: abortedBeforeDispatch(exec), bodyStarted: false }
+
+  const admission = await admit(host, caller, exec)
+  if (admission !== undefined) return { result: admission, bodyStarted: false }
+  if (exec.signal.aborted) return { result: abortedBeforeDispatch(exec), bodyStarted: false }
+
+  const dispatched = await dispatch(host, caller, entry, exec)
+  const result = await postExecute(host, caller, entry, exec, dispatched.result)
+  return { result, bodyStarted: dispatched.bodyStarted }
+}
+
+/** Returns a failure when the call may not run, `undefined` when it may. */
+async function admit(host: PipelineHost, caller: ScopeNode, exec: ToolExecution): Promise<ToolExecutionFailure | undefined> {
+  const listeners = host.bus.listeners('tools/pre-execute', caller)
+  let decision: PreToolDecision = { kind: 'allow' }
+  if (listeners.length > 0) {
+    let strictest: PreToolDecision = decision
+    let malformed = false
+    const outcome = await runWaterfall<PreToolDecision>(
+      'tools/pre-execute',
+      listeners.map((listener) => (next) => listener(exec, next)),
+      async () => ({ kind: 'allow' }),
+      (value) => {
+        const checked = checkPreDecision(value)
+        if (checked === undefined) malformed = true
+        else if (DECISION_RANK[checked.kind] > DECISION_RANK[strictest.kind]) strictest = checked
+      },
+    )
+    if (outcome.failed) {
+      return failureResult(ToolErrorCode.LISTENER_FAILED, `Tool call "${exec.name}" was denied: a pre-execute policy failed (${reasonOf(outcome.failure)})`)
+    }
+    if (malformed) {
+      return failureResult(ToolErrorCode.LISTENER_FAILED, `Tool call "${exec.name}" was denied: a pre-execute policy returned a malformed decision`)
+    }
+    // A listener may tighten what next() gave it, never loosen it: the strictest decision wins.
+    const final = checkPreDecision(outcome.value) ?? strictest
+    decision = DECISION_RANK[strictest.kind] > DECISION_RANK[final.kind] ? strictest : final
+  }
+  if (decision.kind === 'deny') return denied(exec, decision.reason)
+  if (decision.kind === 'ask') {
+    const answer = await askApproval(host, exec, decision.reason)
+    if (answer !== undefined) return answer
+    if (exec.signal.aborted) return abortedBeforeDispatch(exec)
+  }
+  for (const guard of host.registry.guardsFor(caller)) {
+    let verdict: unknown
+    try {
+      verdict = guard(exec)
+    } catch (error) {
+      return denied(exec, `a guard failed (${reasonOf(error)})`)
+    }
+    if (verdict === undefined) continue
+    if (typeof verdict === 'string') return denied(exec, verdict.length > 0 ? verdict : 'denied by a guard')
+    return denied(exec, 'a guard returned something other than a reason string')
+  }
+  return undefined
+}
+
+async function askApproval(host: PipelineHost, exec: ToolExecution, reason: string | undefined): Promise<ToolExecutionFailure | undefined> {
+  const agent = exec.agent
+  if (agent === undefined) return denied(exec, 'approval is required, and a call without an agent cannot be approved')
+  if (host.approval === undefined) return denied(exec, 'approval is required, and no approval service is configured')
+  try {
+    const answer: unknown = await host.approval.request({
+      execution: exec,
+      agent,
+      ...(reason === undefined ? {} : { reason }),
+      signal: exec.signal,
+    })
+    if (answer === 'allowed-once') return undefined
+    return denied(exec, `approval was not granted (${typeof answer === 'string' ? answer : 'no answer'})`)
+  } catch (error) {
+    return denied(exec, `the approval service failed (${reasonOf(error)})`)
+  }
+}
+
+/** Make the around-dispatch view: identity fixed, only the signal writable, never removable. */
+function dispatchView(exec: ToolExecution): ToolDispatchExecution {
+  let signal = exec.signal
+  const view = { ...exec } as Record<string, unknown>
+  delete view.signal
+  for (const key of Object.keys(view)) Object.defineProperty(view, key, { writable: false, configurable: false })
+  Object.defineProperty(view, 'signal', {
+    enumerable: true,
+    get: () => signal,
+    set: (next: unknown) => {
+      if (!isAbortSignal(next)) throw new TypeError('tools/execute: exec.signal can be replaced by another AbortSignal, never removed')
+      signal = next
+    },
+  })
+  return Object.seal(view) as unknown as ToolDispatchExecution
+}
+
+async function dispatch(
+  host: PipelineHost,
+  caller: ScopeNode,
+  entry: RegisteredTool,
+  exec: ToolExecution,
+): Promise<{ result: ToolExecutionResult; bodyStarted: boolean }> {
+  const listeners = host.bus.listeners('tools/execute', caller)
+  if (listeners.length === 0) {
+    const body = runBody(host, entry, exec, exec.signal)
+    return { result: await body, bodyStarted: true }
+  }
+  const view = dispatchView(exec)
+  let body: Promise<ToolExecutionResult> | undefined
+  const last = async (): Promise<ToolExecutionResult> => {
+    // Re-fuse the caller's signal: a wrapper's replacement can add reasons to stop, never remove one.
+    const signal = view.signal === exec.signal ? exec.signal : AbortSignal.any([exec.signal, view.signal])
+    if (signal.aborted) return abortedBeforeDispatch(exec)
+    body = runBody(host, entry, exec, signal)
+    return body
+  }
+  const outcome = await runWaterfall<ToolExecutionResult>(
+    'tools/execute',
+    listeners.map((listener) => (next) => listener(view, next)),
+    last,
+  )
+  // The body's promise is never abandoned, whatever a wrapper did with it.
+  const bodyResult = body === undefined ? undefined : await body
+  const bodyStarted = body !== undefined
+  if (outcome.failed) {
+    return {
+      result: failureResult(ToolErrorCode.LISTENER_FAILED, `Tool call "${exec.name}" failed: a tools/execute wrapper failed (${reasonOf(outcome.failure)})`),
+      bodyStarted,
+    }
+  }
+  const value = outcome.value
+  if (value === bodyResult && value !== undefined) return { result: value, bodyStarted }
+  return { result: adoptForeignResult(entry, exec, value), bodyStarted }
+}
+
+/** A result a wrapper made itself: held to the same contract as the body's own. */
+function adoptForeignResult(entry: RegisteredTool, exec: ToolExecution, value: unknown): ToolExecutionResult {
+  if (typeof value !== 'object' || value === null || typeof (value as { isError?: unknown }).isError !== 'boolean') {
+    return failureResult(ToolErrorCode.LISTENER_FAILED, `Tool call "${exec.name}" failed: a tools/execute wrapper returned something that is not a tool result`)
+  }
+  const result = value as ToolExecutionResult
+  if (result.isError) {
+    const message = (result.error as { message?: unknown } | undefined)?.message
+    if (typeof message !== 'string') {
+      return failureResult(ToolErrorCode.LISTENER_FAILED, `Tool call "${exec.name}" failed: a wrapper's error result has no error.message`)
+    }
+    return result
+  }
+  const derived = successFromValue(entry, exec, result.value)
+  if (derived.isError) return derived
+  const problem = contentProblem(result.content)
+  if (problem !== undefined) return failureResult(ToolErrorCode.LISTENER_FAILED, `a tools/execute wrapper returned invalid content: ${problem}`)
+  return { ...result, value: derived.value }
+}
+
+/** Run the body with its run context; never rejects. */
+async function runBody(
+  host: PipelineHost,
+  entry: RegisteredTool,
+  exec: ToolExecution,
+  signal: AbortSignal,
+): Promise<ToolExecutionResult> {
+  const contexts: UserMessage[] = []
+  let concludes = false
+  let open = true
+  const runContext: ToolRunContext = Object.freeze({
+    ...exec,
+    signal,
+    deferContext(context: UserMessage): void {
+      if (!open) throw new ToolError(ToolErrorCode.TOOL_FAILED, 'deferContext() was called after the tool body settled')
+      contexts.push(context)
+    },
+    concludeTurn(): void {
+      if (!open) throw new ToolError(ToolErrorCode.TOOL_FAILED, 'concludeTurn() was called after the tool body settled')
+      concludes = true
+    },
+  })
+  const isTransport = entry.schema.name === RUN_CODE && exec.parent === undefined
+  if (isTransport) host.liveTransports.set(exec.token, exec)
+  let raw: unknown
+  try {
+    raw = await entry.definition.execute(exec.arguments, runContext)
+  } catch (error) {
+    return materializeResult({
+      ...failureFromError(error, ToolErrorCode.TOOL_FAILED),
+      ...(contexts.length === 0 ? {} : { additionalContexts: contexts }),
+    })
+  } finally {
+    open = false
+    if (isTransport) host.liveTransports.delete(exec.token)
+  }
+  // Frozen now, so a wrapper cannot edit the body's result in place.
+  return materializeResult(successFromValue(entry, exec, raw, { additionalContexts: contexts, concludesTurn: concludes }))
+}
+
+async function postExecute(
+  host: PipelineHost,
+  caller: ScopeNode,
+  entry: RegisteredTool,
+  exec: ToolExecution,
+  result: ToolExecutionResult,
+): Promise<ToolExecutionResult> {
+  const listeners = host.bus.listeners('tools/post-execute', caller)
+  if (listeners.length === 0) return result
+  let block: PostToolDecision | undefined
+  let malformed: string | undefined
+  const outcome = await runWaterfall<PostToolDecision>(
+    'tools/post-execute',
+    listeners.map((listener) => (next) => listener(exec, result, next)),
+    async () => ({ kind: 'accept' }),
+    (value) => {
+      const checked = checkPostDecision(value)
+      if (typeof checked === 'string') malformed ??= checked
+      else if (checked.kind === 'block') block ??= checked
+    },
+  )
+  if (outcome.failed) {
+    return failureResult(ToolErrorCode.LISTENER_FAILED, `Tool call "${exec.name}" failed: a post-execute policy failed (${reasonOf(outcome.failure)})`)
+  }
+  if (malformed !== undefined) {
+    return failureResult(ToolErrorCode.LISTENER_FAILED, `Tool call "${exec.name}" failed: a post-execute policy returned a malformed decision (${malformed})`)
+  }
+  const returned = checkPostDecision(outcome.value) as PostToolDecision
+  // A block seen anywhere in the chain stands: an outer listener cannot accept it back.
+  const decision = block ?? returned
+  const contexts = [...(result.additionalContexts ?? []), ...(decision.additionalContexts ?? [])]
+  const withContexts = contexts.length === 0 ? {} : { additionalContexts: contexts }
+  if (decision.kind === 'block') {
+    const message = contentText(decision.feedback) || `Tool call "${exec.name}" was blocked by a post-execute policy`
+    return failureResult(ToolErrorCode.DENIED, message, { content: decision.feedback, ...withContexts })
+  }
+  if (decision.value !== undefined) {
+    if (result.isError) {
+      return failureResult(ToolErrorCode.LISTENER_FAILED, `Tool call "${exec.name}" failed: a post-execute policy tried to give a failed call a value`)
+    }
+    const replaced = successFromValue(entry, exec, decision.value, {
+      additionalContexts: contexts,
+      concludesTurn: result.concludesTurn === true,
+    })
+    return replaced
+  }
+  if (decision.content !== undefined) {
+    return { ...result, content: decision.content, ...withContexts } as ToolExecutionResult
+  }
+  return contexts.length === (result.additionalContexts?.length ?? 0) ? result : ({ ...result, ...withContexts } as ToolExecutionResult)
+}
+
+
+/**
+ * Run `tools/code-dispatch-log` for one settled sub-call. Only the durable copy changes; a failing
+ * listener or a malformed replacement falls back to the original content.
+ */
+export async function runCodeDispatchLog(
+  host: PipelineHost,
+  caller: ScopeNode | undefined,
+  dispatch: CodeDispatchLog,
+): Promise<ContentBlock[]> {
+  const listeners = host.bus.listeners('tools/code-dispatch-log', caller)
+  if (listeners.length === 0) return dispatch.content
+  const outcome = await runWaterfall<ContentBlock[]>(
+    'tools/code-dispatch-log',
+    listeners.map((listener) => (next) => listener(dispatch, next)),
+    async () => dispatch.content,
+  )
+  if (outcome.failed) {
+    host.reportListenerError(outcome.failure, 'tools/code-dispatch-log')
+    return dispatch.content
+  }
+  if (contentProblem(outcome.value) !== undefined) {
+    host.reportListenerError(new Error('a tools/code-dispatch-log listener returned invalid content'), 'tools/code-dispatch-log')
+    return dispatch.content
+  }
+  return outcome.value as ContentBlock[]
+}

@@ -1,0 +1,132 @@
+import { ToolError, ToolErrorCode } from './errors.ts'
+import type { ToolErrorInfo } from './errors.ts'
+import type { ToolExecutionFailure, ToolExecutionResult } from './execution.ts'
+import { snapshotJson } from './json-boundary.ts'
+import type { ContentBlock, UserMessage } from './messages.ts'
+
+/**
+ * Building and materializing results: every result that leaves the pipeline passed through
+ * {@link materializeResult}, so it is plain lossless JSON (plus the value) and deep-frozen.
+ */
+
+/** A failure result whose content is the message, ready for a model to read. */
+export function failureResult(
+  code: ToolErrorCode,
+  message: string,
+  options: { name?: string; content?: ContentBlock[]; additionalContexts?: UserMessage[] } = {},
+): ToolExecutionFailure {
+  const info: ToolErrorInfo = { code, name: options.name ?? 'ToolError' }
+  return {
+    isError: true,
+    error: { message, info },
+    content: options.content ?? [{ type: 'text', text: message }],
+    ...(options.additionalContexts === undefined ? {} : { additionalContexts: options.additionalContexts }),
+  }
+}
+
+/** Turn anything a tool body or listener threw into a failure, never leaking a host stack. */
+export function failureFromError(error: unknown, fallbackCode: ToolErrorCode, prefix = ''): ToolExecutionFailure {
+  if (error instanceof ToolError) return failureResult(error.code, prefix + error.message, { name: error.name })
+  if (error instanceof Error) {
+    return failureResult(fallbackCode, prefix + (error.message || error.name), { name: error.name || 'Error' })
+  }
+  return failureResult(fallbackCode, prefix + describeThrown(error), { name: 'NonError' })
+}
+
+function describeThrown(value: unknown): string {
+  if (typeof value === 'string') return value
+  try {
+    return `non-Error value thrown: ${String(value)}`
+  } catch {
+    return 'non-Error value thrown'
+  }
+}
+
+/** Check `value` is a content block array; returns a reason when it is not. */
+export function contentProblem(value: unknown): string | undefined {
+  if (!Array.isArray(value)) return 'content must be an array of content blocks'
+  for (let index = 0; index < value.length; index++) {
+    const block: unknown = value[index]
+    if (typeof block !== 'object' || block === null) return `content[${index}] must be an object`
+    const record = block as Record<string, unknown>
+    if (record.type === 'text') {
+      if (typeof record.text !== 'string') return `content[${index}].text must be a string`
+    } else if (record.type === 'image') {
+      if (typeof record.data !== 'string' || typeof record.mimeType !== 'string') {
+        return `content[${index}] of type "image" needs string "data" and "mimeType"`
+      }
+    } else {
+      return `content[${index}].type must be "text" or "image"`
+    }
+  }
+  return undefined
+}
+
+function userMessageProblem(value: unknown, index: number): string | undefined {
+  if (typeof value !== 'object' || value === null) return `additionalContexts[${index}] must be a user message`
+  const record = value as Record<string, unknown>
+  if (record.role !== 'user') return `additionalContexts[${index}].role must be "user"`
+  const problem = contentProblem(record.content)
+  if (problem !== undefined) return `additionalContexts[${index}].${problem}`
+  if (record.source !== undefined && typeof record.source !== 'string') {
+    return `additionalContexts[${index}].source must be a string`
+  }
+  return undefined
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+/**
+ * Copy a candidate result into plain frozen JSON. When any durable field (content, error,
+ * additional contexts, meta) cannot be materialized, the outcome becomes a JSON-safe failure
+ * naming what was wrong; the canonical value was materialized earlier by the pipeline.
+ */
+export function materializeResult(result: ToolExecutionResult): ToolExecutionResult {
+  try {
+    const problem = contentProblem(result.content)
+    if (problem !== undefined) throw new Error(problem)
+    const contexts = result.additionalContexts
+    if (contexts !== undefined) {
+      if (!Array.isArray(contexts)) throw new Error('additionalContexts must be an array')
+      contexts.forEach((message, index) => {
+        const issue = userMessageProblem(message, index)
+        if (issue !== undefined) throw new Error(issue)
+      })
+    }
+    const out: Record<string, unknown> = { isError: result.isError }
+    if (result.isError) {
+      const error = result.error as unknown
+      if (typeof error !== 'object' || error === null || typeof (error as { message?: unknown }).message !== 'string') {
+        throw new Error('error must be { message: string, info? }')
+      }
+      out.error = snapshotJson(error, 'error')
+    } else {
+      out.value = result.value
+    }
+    out.content = snapshotJson(result.content, 'content')
+    if (result.meta !== undefined) out.meta = snapshotJson(result.meta, 'meta')
+    if (contexts !== undefined && contexts.length > 0) out.additionalContexts = snapshotJson(contexts, 'additionalContexts')
+    if (!result.isError && result.concludesTurn === true) out.concludesTurn = true
+    return Object.freeze(out) as unknown as ToolExecutionResult
+  } catch (error) {
+    const fallback = failureResult(
+      ToolErrorCode.INVALID_TOOL_OUTPUT,
+      `the tool result could not be materialized as JSON: ${reasonOf(error)}`,
+    )
+    return Object.freeze({
+      ...fallback,
+      error: snapshotJson(fallback.error),
+      content: snapshotJson(fallback.content),
+    }) as unknown as ToolExecutionResult
+  }
+}
+
+/** The text of a content array, joined; used where a message is needed from feedback blocks. */
+export function contentText(content: readonly ContentBlock[]): string {
+  return content
+    .filter((block): block is Extract<ContentBlock, { type: 'text' }> => block.type === 'text')
+    .map((block) => block.text)
+    .join('\n')
+}

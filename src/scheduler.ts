@@ -1,0 +1,158 @@
+import type { Agent, ToolRuntime } from './context.ts'
+import { ToolDefinitionError, ToolErrorCode } from './errors.ts'
+import type { ToolExecutionInput, ToolExecutionMode, ToolExecutionResult } from './execution.ts'
+import { parseJsonText, snapshotJson } from './json-boundary.ts'
+import type { JsonValue } from './json-boundary.ts'
+import { failureResult, materializeResult } from './results.ts'
+import { toolCallEvent, toolResultEvent } from './session-log.ts'
+import type { SessionEvent } from './session-log.ts'
+
+interface Pending {
+  readonly exclusive: boolean
+  readonly start: () => void
+}
+
+/**
+ * Starts tasks in submission order under two rules: an exclusive task runs alone (it waits for
+ * everything before it and holds back everything after it), and parallel tasks overlap up to
+ * `maxParallel` in a rolling pool. The agent loop and every `run_code` run use one each.
+ */
+export class CallScheduler {
+  readonly #maxParallel: number
+  readonly #queue: Pending[] = []
+  #running = 0
+  #exclusiveRunning = false
+
+  constructor(maxParallel: number) {
+    if (!Number.isSafeInteger(maxParallel) || maxParallel < 1) {
+      throw new ToolDefinitionError(`maxParallel must be a positive integer, got ${String(maxParallel)}`)
+    }
+    this.#maxParallel = maxParallel
+  }
+
+  /** Tasks started and not yet settled. */
+  get running(): number {
+    return this.#running
+  }
+
+  /** Tasks submitted and not yet started. */
+  get queued(): number {
+    return this.#queue.length
+  }
+
+  /**
+   * Submit `task`; it starts when the rules allow and never before an earlier submission.
+   * The returned promise settles as the task does.
+   */
+  run<T>(mode: ToolExecutionMode, task: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const exclusive = mode.kind !== 'parallel'
+      this.#queue.push({
+        exclusive,
+        start: () => {
+          this.#running++
+          if (exclusive) this.#exclusiveRunning = true
+          let promise: Promise<T>
+          try {
+            promise = task()
+          } catch (error) {
+            promise = Promise.reject(error)
+          }
+          promise.then(resolve, reject).finally(() => {
+            this.#running--
+            if (exclusive) this.#exclusiveRunning = false
+            this.#pump()
+          })
+        },
+      })
+      this.#pump()
+    })
+  }
+
+  #pump(): void {
+    while (this.#queue.length > 0 && !this.#exclusiveRunning) {
+      const head = this.#queue[0] as Pending
+      if (head.exclusive ? this.#running > 0 : this.#running >= this.#maxParallel) return
+      this.#queue.shift()
+      head.start()
+    }
+  }
+}
+
+/** One call of a model turn, as the agent loop received it. */
+export interface TurnCall {
+  readonly callId: string
+  readonly name: string
+  /** Parsed arguments, or give `argumentsText` (the model's raw JSON text) instead. */
+  readonly arguments?: unknown
+  /** The model's raw argument text, parsed losslessly (unsafe numbers are `INVALID_ARGS`). */
+  readonly argumentsText?: string
+}
+
+/** Options of {@link runToolCalls}. */
+export interface RunToolCallsOptions {
+  /** The agent the turn belongs to; its session receives `tool/call` and `tool/result`. */
+  readonly agent?: Agent
+  /** One cancellation signal shared by every call of the turn. */
+  readonly signal: AbortSignal
+  /** Overlap bound of the parallel pool. Default 8. */
+  readonly maxParallel?: number
+}
+
+/**
+ * Run one model turn's calls: exclusive calls are barriers, parallel-safe calls overlap in a
+ * rolling pool, results come back in call order. Each call is logged to the agent's session as
+ * `tool/call` before it runs and `tool/result` (content, error, meta — never the value) after.
+ * Every call settles before this resolves; a session write failure rejects after that, since a
+ * durable log with a hole must not pass silently.
+ */
+export async function runToolCalls(
+  tools: ToolRuntime,
+  calls: readonly TurnCall[],
+  options: RunToolCallsOptions,
+): Promise<ToolExecutionResult[]> {
+  const scheduler = new CallScheduler(options.maxParallel ?? 8)
+  const session = options.agent?.session
+  const logFailures: unknown[] = []
+  const log = (event: SessionEvent): Promise<void> | undefined =>
+    session?.append(event).catch((error: unknown) => void logFailures.push(error))
+
+  const runs = calls.map((turnCall) => {
+    let args: unknown
+    let parseFailure: ToolExecutionResult | undefined
+    try {
+      args = turnCall.argumentsText === undefined ? turnCall.arguments : parseJsonText(turnCall.argumentsText, 'arguments')
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error)
+      parseFailure = materializeResult(
+        failureResult(ToolErrorCode.INVALID_ARGS, `Invalid arguments for tool "${turnCall.name}": ${reason}`, { name: 'ToolArgsError' }),
+      )
+    }
+    const input: ToolExecutionInput = {
+      callId: turnCall.callId,
+      name: turnCall.name,
+      arguments: args,
+      signal: options.signal,
+      ...(options.agent === undefined ? {} : { agent: options.agent }),
+    }
+    const mode: ToolExecutionMode = parseFailure === undefined ? tools.executionMode(input) : { kind: 'exclusive' }
+    return scheduler.run(mode, async () => {
+      await log(toolCallEvent({ ...turnCall, arguments: parseFailure === undefined ? durableArguments(args) : null }))
+      const result = parseFailure ?? (await tools.execute(input))
+      await log(toolResultEvent(turnCall.callId, turnCall.name, result))
+      return result
+    })
+  })
+  const results = await Promise.all(runs)
+  if (logFailures.length > 0) throw logFailures[0]
+  return results
+}
+
+/** Arguments as the log keeps them: the JSON copy, or null when they are not JSON (the call fails). */
+function durableArguments(args: unknown): JsonValue {
+  try {
+    return snapshotJson(args, 'arguments')
+  } catch {
+    return null
+  }
+}

@@ -1,0 +1,37 @@
+import { ToolErrorCode } from './errors.ts'
+import type { Context } from './context.ts'
+import type { ToolExecutionResult } from './execution.ts'
+import { failureResult } from './results.ts'
+
+/**
+ * Install the timeout policy on `ctx`: a `tools/execute` wrapper that enforces each definition's
+ * `timeoutMs`. For the wrapper's lifetime the signal is the caller's fused with a deadline; the
+ * previous signal is restored afterwards. The body is still awaited to quiescence (it is never
+ * abandoned); an outcome reached after the deadline fired becomes `TOOL_TIMEOUT`.
+ * Scope-filtered like any listener: installed on an agent's context, it covers that agent only.
+ * @returns the exact disposer that removes the policy.
+ */
+export function installTimeoutPolicy(ctx: Context): () => void {
+  return ctx.on('tools/execute', async (exec, next): Promise<ToolExecutionResult> => {
+    const timeoutMs = ctx.tools.get(exec.name, exec.agent ?? ctx)?.timeoutMs
+    if (timeoutMs === undefined) return next()
+    const deadline = new AbortController()
+    const previous = exec.signal
+    let fired = false
+    const timer = setTimeout(() => {
+      fired = true
+      deadline.abort(new DOMException(`tool "${exec.name}" timed out after ${timeoutMs} ms`, 'TimeoutError'))
+    }, timeoutMs)
+    exec.signal = AbortSignal.any([previous, deadline.signal])
+    try {
+      const result = await next()
+      if (!fired) return result
+      return failureResult(ToolErrorCode.TOOL_TIMEOUT, `Tool "${exec.name}" timed out after ${timeoutMs} ms`, {
+        name: 'ToolTimeoutError',
+      })
+    } finally {
+      clearTimeout(timer)
+      exec.signal = previous
+    }
+  })
+}
