@@ -570,14 +570,14 @@ export function engineContract(name: string, makeEngine: () => Promise<SandboxEn
 
       it('settles a run that is in progress when the engine is disposed', async () => {
         const own = await makeEngine()
-        const pending = (async () => run(own, 'await tools.never({})'))()
-        await new Promise((resolve) => setTimeout(resolve, 30))
-        await own.dispose()
-        const settled = await pending.then(
+        const host = fakeHost()
+        const settled = (async () => run(own, 'await tools.never({})', { host }))().then(
           (result) => (result.ok ? 'ok' : result.error.kind),
           (error: unknown) => (error instanceof DisposedError ? 'disposed' : 'other'),
         )
-        expect(['aborted', 'disposed']).toContain(settled)
+        while (host.calls.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+        await own.dispose()
+        expect(['aborted', 'disposed']).toContain(await settled)
       })
     })
   })

@@ -1,0 +1,221 @@
+import { availableParallelism } from 'node:os'
+import { DisposedError } from '../../src/errors.ts'
+import type {
+  EngineFailure,
+  EngineRunRequest,
+  EngineRunResult,
+  HostCallOutcome,
+  LogLevel,
+  SandboxEngine,
+  SandboxLimitName,
+  SandboxLimits,
+} from '../engine.ts'
+import {
+  PROGRAM_FILENAME,
+  RUNTIME_FILENAME,
+  failureEnvelope,
+  guestFailure,
+  guestRuntimeSource,
+  limitOfGuestError,
+  parseFinish,
+  successEnvelope,
+  toolsJson,
+  wrapProgram,
+} from '../guest-runtime.ts'
+import { DEFAULT_LIMITS, describeLimit, resolveLimits } from '../limits.ts'
+import { type LeasedWorker, type WorkerOutcome, WorkerPool, type WorkerRunMessage } from './worker-pool.ts'
+
+/** Options of {@link createQuickJSEngine}. */
+export interface QuickJSEngineOptions {
+  /** Worker threads kept warm (default: `min(2, available cores)`). */
+  readonly workers?: number
+  /**
+   * Ceilings for every run: a run gets the lower of its own limit and the figure given here.
+   * `memoryLimitBytes` also sizes the warm workers' WASM memory (runs with another size rebuild it).
+   */
+  readonly limits?: Partial<SandboxLimits>
+  /** Runs allowed to wait for a worker before `run()` throws (default 1000). */
+  readonly maxQueuedRuns?: number
+}
+
+/** After the wall deadline, how long the worker gets to report before the main thread kills it. */
+const WATCHDOG_GRACE_MS = 500
+
+const LOG_LEVELS: ReadonlySet<string> = new Set<LogLevel>(['log', 'info', 'warn', 'error'])
+
+/**
+ * The default sandbox engine: QuickJS (the original, `-sync` release build) compiled to WASM, run in
+ * a pool of warm `worker_threads` workers so a program never blocks the host's event loop.
+ *
+ * Each run gets a fresh QuickJS runtime and context in a warm WASM module. CPU time (time inside
+ * the interpreter only, not waiting on sub-calls), the wall deadline, sub-call counts and log
+ * volume are enforced inside the worker; the main thread also keeps a hard watchdog (wall deadline
+ * plus a grace period, and the abort signal) that terminates a worker outright. After any limit
+ * breach, abort or fault the worker's WASM module (or the whole worker) is thrown away.
+ *
+ * This module never loads QuickJS itself: only the worker does.
+ */
+export function createQuickJSEngine(options: QuickJSEngineOptions = {}): SandboxEngine {
+  return new QuickJSEngine(options)
+}
+
+class QuickJSEngine implements SandboxEngine {
+  readonly name = 'quickjs'
+  readonly #pool: WorkerPool
+  readonly #ceilings: Partial<SandboxLimits>
+  #nextRun = 0
+  #disposed = false
+  readonly #active = new Set<() => void>()
+
+  constructor(options: QuickJSEngineOptions) {
+    // Validates the ceilings the same way as run limits.
+    resolveLimits(options.limits)
+    this.#ceilings = { ...options.limits }
+    const workers = options.workers ?? Math.min(2, availableParallelism())
+    if (!Number.isSafeInteger(workers) || workers < 1) throw new RangeError('workers must be a positive integer')
+    this.#pool = new WorkerPool({
+      size: workers,
+      maxQueued: options.maxQueuedRuns ?? 1000,
+      boot: {
+        prelude: guestRuntimeSource(),
+        runtimeFilename: RUNTIME_FILENAME,
+        programFilename: PROGRAM_FILENAME,
+        memoryLimitBytes: options.limits?.memoryLimitBytes ?? DEFAULT_LIMITS.memoryLimitBytes,
+      },
+    })
+  }
+
+  async run(request: EngineRunRequest): Promise<EngineRunResult> {
+    if (this.#disposed) throw new DisposedError('QuickJS engine')
+    const limits = this.#effectiveLimits(request.limits)
+    if (Buffer.byteLength(request.code, 'utf8') > limits.maxSourceBytes) return limitResult('maxSourceBytes', limits)
+    if (request.signal.aborted) return abortedResult()
+    const worker = await this.#pool.acquire(request.signal)
+    if (worker === undefined) return abortedResult()
+    return this.#runOn(worker, request, limits)
+  }
+
+  async dispose(): Promise<void> {
+    if (this.#disposed) return
+    this.#disposed = true
+    await this.#pool.dispose()
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.dispose()
+  }
+
+  #effectiveLimits(requested: SandboxLimits): SandboxLimits {
+    const merged: Record<string, number> = { ...requested }
+    for (const [key, ceiling] of Object.entries(this.#ceilings)) {
+      if (ceiling !== undefined) merged[key] = Math.min(merged[key] ?? ceiling, ceiling)
+    }
+    return merged as unknown as SandboxLimits
+  }
+
+  #runOn(worker: LeasedWorker, request: EngineRunRequest, limits: SandboxLimits): Promise<EngineRunResult> {
+    const runId = this.#nextRun++
+    const { host, signal, code } = request
+    return new Promise<EngineRunResult>((resolve, reject) => {
+      let over = false
+      const end = (): boolean => {
+        if (over) return false
+        over = true
+        clearTimeout(watchdog)
+        signal.removeEventListener('abort', onAbort)
+        return true
+      }
+      // The main thread's own guarantees: a worker that stops answering, or an abort, ends the run now.
+      const kill = (result: EngineRunResult): void => {
+        if (!end()) return
+        this.#pool.discard(worker)
+        resolve(result)
+      }
+      const watchdog = setTimeout(() => kill(limitResult('wallTimeMs', limits)), limits.wallTimeMs + WATCHDOG_GRACE_MS)
+      const onAbort = (): void => kill(abortedResult())
+      signal.addEventListener('abort', onAbort, { once: true })
+
+      worker.attach({
+        message: (message: WorkerRunMessage) => {
+          if (over || message.run !== runId) return
+          switch (message.t) {
+            case 'calls':
+              for (const [call, name, argsJson] of message.calls) {
+                void callHost(host, name, argsJson).then((envelope) => {
+                  if (!over) worker.post({ t: 'settle', run: runId, call, envelope })
+                })
+              }
+              return
+            case 'log':
+              try {
+                host.log({ level: LOG_LEVELS.has(message.level) ? (message.level as LogLevel) : 'log', text: message.text })
+              } catch {
+                // A failing log sink is the host's problem, not the program's.
+              }
+              return
+            case 'done':
+              if (!end()) return
+              this.#pool.release(worker)
+              resolve(resultOf(message.outcome, limits, code))
+              return
+          }
+        },
+        lost: (reason) => {
+          if (!end()) return
+          if (reason === 'disposed') reject(new DisposedError('QuickJS engine'))
+          else resolve({ ok: false, error: { kind: 'guest', name: 'InternalError', message: 'the sandbox worker stopped unexpectedly' } })
+        },
+      })
+      worker.post({
+        t: 'run',
+        run: runId,
+        code: wrapProgram(code),
+        toolsJson: toolsJson(request.tools),
+        names: request.tools.map((t) => t.name),
+        limits,
+      })
+    })
+  }
+}
+
+/** One sub-call through the host, as envelope text. `GuestHost.call` never rejects; if it does, contain it. */
+async function callHost(host: EngineRunRequest['host'], name: string, argsJson: string): Promise<string> {
+  let outcome: HostCallOutcome
+  try {
+    outcome = await host.call(name, argsJson)
+  } catch {
+    return failureEnvelope(`the tool call ${name} failed in the host`, 'TOOL_FAILED')
+  }
+  return outcome.ok ? successEnvelope(outcome.valueJson) : failureEnvelope(outcome.message, outcome.code)
+}
+
+function resultOf(outcome: WorkerOutcome, limits: SandboxLimits, code: string): EngineRunResult {
+  switch (outcome.kind) {
+    case 'finish': {
+      const finished = parseFinish(outcome.text)
+      if (finished.ok) return { ok: true, resultJson: finished.json }
+      if (finished.limit !== undefined) return limitResult(finished.limit, limits)
+      return failure({ kind: 'result', message: finished.message, path: finished.path })
+    }
+    case 'error': {
+      const limit = limitOfGuestError(outcome.error)
+      return limit === undefined ? failure(guestFailure(outcome.error, { code })) : limitResult(limit, limits)
+    }
+    case 'limit':
+      return limitResult(outcome.limit as SandboxLimitName, limits)
+    case 'fault':
+      return failure({ kind: 'guest', name: 'InternalError', message: 'the sandbox failed while running the program' })
+  }
+}
+
+function failure(error: EngineFailure): EngineRunResult {
+  return { ok: false, error }
+}
+
+function limitResult(limit: SandboxLimitName, limits: SandboxLimits): EngineRunResult {
+  return failure({ kind: 'limit', limit, message: describeLimit(limit, limits) })
+}
+
+function abortedResult(): EngineRunResult {
+  return failure({ kind: 'aborted', message: 'the run was aborted' })
+}

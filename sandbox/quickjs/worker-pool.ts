@@ -1,0 +1,242 @@
+import { Worker } from 'node:worker_threads'
+import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
+
+/**
+ * A small pool of warm QuickJS worker threads, one program at a time per worker.
+ *
+ * The pool owns the threads: it spawns them, hands an idle one to the oldest waiting run (FIFO,
+ * bounded), terminates one on request and replaces it with a fresh warm one, and terminates them
+ * all on `dispose()`. It knows nothing of programs or results: a run attaches a
+ * {@link WorkerRunHandler} for the worker's messages while it holds the worker.
+ */
+
+/** What the worker receives at start (see worker.js). */
+export interface WorkerBootData {
+  readonly prelude: string
+  readonly runtimeFilename: string
+  readonly programFilename: string
+  /** Guest heap size the warm module is built for; a run with another size rebuilds it. */
+  readonly memoryLimitBytes: number
+}
+
+/** The messages a worker sends while it runs a program. */
+export type WorkerRunMessage =
+  | { readonly t: 'calls'; readonly run: number; readonly calls: readonly (readonly [call: number, name: string, argsJson: string])[] }
+  | { readonly t: 'log'; readonly run: number; readonly level: string; readonly text: string }
+  | { readonly t: 'done'; readonly run: number; readonly outcome: WorkerOutcome; readonly reset: boolean }
+
+/** How a program ended, as the worker saw it. */
+export type WorkerOutcome =
+  | { readonly kind: 'finish'; readonly text: string }
+  | { readonly kind: 'error'; readonly error: { readonly name: string; readonly message: string; readonly stack?: string } }
+  | { readonly kind: 'limit'; readonly limit: string }
+  | { readonly kind: 'fault'; readonly message: string }
+
+/** Receives a held worker's messages; `lost` fires if the thread dies while held. */
+export interface WorkerRunHandler {
+  message(message: WorkerRunMessage): void
+  lost(reason: 'crashed' | 'disposed'): void
+}
+
+/** A worker lent to one run. Post run messages with `post`; give it back with the pool's `release`/`discard`. */
+export interface LeasedWorker {
+  post(message: unknown): void
+  attach(handler: WorkerRunHandler): void
+}
+
+type SlotState = 'starting' | 'idle' | 'busy' | 'dead'
+
+class Slot implements LeasedWorker {
+  state: SlotState = 'starting'
+  handler: WorkerRunHandler | undefined
+  /** True once the thread has been ready at least once (a crash before that is a startup failure). */
+  everReady = false
+
+  constructor(readonly worker: Worker) {}
+
+  post(message: unknown): void {
+    this.worker.postMessage(message)
+  }
+
+  attach(handler: WorkerRunHandler): void {
+    this.handler = handler
+  }
+}
+
+interface Waiter {
+  resolve(slot: LeasedWorker | undefined): void
+  reject(error: unknown): void
+  signal: AbortSignal
+  onAbort: () => void
+}
+
+/** Consecutive workers that die before they ever get ready before the pool gives up on a waiter. */
+const MAX_STARTUP_FAILURES = 3
+
+/** Owns the worker threads of one engine. */
+export class WorkerPool {
+  readonly #size: number
+  readonly #boot: WorkerBootData
+  readonly #maxQueued: number
+  readonly #slots = new Set<Slot>()
+  readonly #waiters: Waiter[] = []
+  #startupFailures = 0
+  #disposed = false
+
+  constructor(options: { size: number; boot: WorkerBootData; maxQueued: number }) {
+    this.#size = options.size
+    this.#boot = options.boot
+    this.#maxQueued = options.maxQueued
+    for (let i = 0; i < this.#size; i++) this.#spawn()
+  }
+
+  /**
+   * An idle worker, or `undefined` if `signal` aborts first. Waiters are served in arrival order.
+   * Throws `DisposedError` after dispose, and a `ToolError` when the queue is full or workers
+   * cannot start.
+   */
+  acquire(signal: AbortSignal): Promise<LeasedWorker | undefined> {
+    if (this.#disposed) return Promise.reject(new DisposedError('QuickJS engine'))
+    if (this.#waiters.length >= this.#maxQueued) {
+      return Promise.reject(
+        new ToolError(ToolErrorCode.CODE_RUN_FAILED, `QuickJS engine: more than ${this.#maxQueued} runs are waiting for a worker`),
+      )
+    }
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        signal,
+        onAbort: () => {
+          const index = this.#waiters.indexOf(waiter)
+          if (index >= 0) this.#waiters.splice(index, 1)
+          this.#updateRefs()
+          resolve(undefined)
+        },
+      }
+      signal.addEventListener('abort', waiter.onAbort, { once: true })
+      this.#waiters.push(waiter)
+      this.#fillSlots()
+      this.#dispatch()
+    })
+  }
+
+  /** The run is over; the worker announces itself ready again when it is (after a reset if needed). */
+  release(worker: LeasedWorker): void {
+    const slot = worker as Slot
+    slot.handler = undefined
+  }
+
+  /** The run gave up on this worker (abort, watchdog): kill the thread now and start a fresh one. */
+  discard(worker: LeasedWorker): void {
+    const slot = worker as Slot
+    slot.handler = undefined
+    this.#kill(slot)
+    this.#fillSlots()
+  }
+
+  /** Terminate every worker; queued runs reject with `DisposedError`, held ones are told `lost`. */
+  async dispose(): Promise<void> {
+    if (this.#disposed) return
+    this.#disposed = true
+    for (const waiter of this.#waiters.splice(0)) {
+      waiter.signal.removeEventListener('abort', waiter.onAbort)
+      waiter.reject(new DisposedError('QuickJS engine'))
+    }
+    const terminations: Promise<number>[] = []
+    for (const slot of [...this.#slots]) {
+      const handler = slot.handler
+      slot.handler = undefined
+      terminations.push(this.#kill(slot))
+      handler?.lost('disposed')
+    }
+    await Promise.allSettled(terminations)
+  }
+
+  #spawn(): void {
+    const worker = new Worker(new URL('./worker.js', import.meta.url), {
+      workerData: this.#boot,
+      // The worker is plain JavaScript: no loaders or test-runner flags of the parent.
+      execArgv: [],
+    })
+    const slot = new Slot(worker)
+    this.#slots.add(slot)
+    worker.on('message', (message: { t: string }) => {
+      if (message.t === 'ready') {
+        if (slot.state === 'dead') return
+        slot.state = 'idle'
+        slot.everReady = true
+        this.#startupFailures = 0
+        this.#dispatch()
+      } else if (slot.handler !== undefined) {
+        slot.handler.message(message as WorkerRunMessage)
+      }
+    })
+    worker.on('error', () => {
+      // 'exit' follows; an uncaught worker error is handled there.
+    })
+    worker.on('exit', () => {
+      if (slot.state === 'dead') return
+      const handler = slot.handler
+      const diedAtStartup = !slot.everReady
+      slot.handler = undefined
+      slot.state = 'dead'
+      this.#slots.delete(slot)
+      handler?.lost('crashed')
+      if (this.#disposed) return
+      if (diedAtStartup) {
+        this.#startupFailures += 1
+        if (this.#startupFailures >= MAX_STARTUP_FAILURES) {
+          this.#startupFailures = 0
+          this.#failWaiters(new ToolError(ToolErrorCode.CODE_RUN_FAILED, 'QuickJS engine: the worker thread failed to start'))
+          return
+        }
+      }
+      this.#fillSlots()
+      this.#updateRefs()
+    })
+    this.#updateRefs()
+  }
+
+  #kill(slot: Slot): Promise<number> {
+    slot.state = 'dead'
+    this.#slots.delete(slot)
+    return slot.worker.terminate()
+  }
+
+  #fillSlots(): void {
+    if (this.#disposed) return
+    while (this.#slots.size < this.#size) this.#spawn()
+  }
+
+  #dispatch(): void {
+    for (const slot of this.#slots) {
+      if (this.#waiters.length === 0) return
+      if (slot.state !== 'idle') continue
+      const waiter = this.#waiters.shift() as Waiter
+      waiter.signal.removeEventListener('abort', waiter.onAbort)
+      slot.state = 'busy'
+      waiter.resolve(slot)
+    }
+    this.#updateRefs()
+  }
+
+  /**
+   * An idle pool must not keep the process alive; a busy worker must, and so must a starting one
+   * while runs wait for it (nothing else may be pending on the host).
+   */
+  #updateRefs(): void {
+    const waiting = this.#waiters.length > 0
+    for (const slot of this.#slots) {
+      if (slot.state === 'busy' || (slot.state === 'starting' && waiting)) slot.worker.ref()
+      else slot.worker.unref()
+    }
+  }
+
+  #failWaiters(error: unknown): void {
+    for (const waiter of this.#waiters.splice(0)) {
+      waiter.signal.removeEventListener('abort', waiter.onAbort)
+      waiter.reject(error)
+    }
+  }
+}

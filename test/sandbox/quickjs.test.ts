@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest'
+import type { EngineRunResult, SandboxEngine } from '../../sandbox/engine.ts'
+import { resolveLimits } from '../../sandbox/limits.ts'
+import { createQuickJSEngine } from '../../sandbox/quickjs/quickjs-engine.ts'
+import { CONTRACT_LIMITS, CONTRACT_TOOLS, engineContract, fakeHost } from './contract.ts'
+
+engineContract('quickjs', () => createQuickJSEngine({ workers: 2, limits: { memoryLimitBytes: CONTRACT_LIMITS.memoryLimitBytes } }))
+
+function runOn(engine: SandboxEngine, code: string, overrides: Partial<typeof CONTRACT_LIMITS> = {}, signal?: AbortSignal): Promise<EngineRunResult> {
+  return engine.run({
+    code,
+    tools: CONTRACT_TOOLS,
+    limits: resolveLimits({ ...CONTRACT_LIMITS, ...overrides }),
+    host: fakeHost(),
+    signal: signal ?? new AbortController().signal,
+  })
+}
+
+describe('quickjs engine', () => {
+  it('keeps the host event loop ticking while a guest spins', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    let ticks = 0
+    const interval = setInterval(() => {
+      ticks += 1
+    }, 10)
+    try {
+      const result = await runOn(engine, 'while (true) {}', { cpuTimeMs: 400, wallTimeMs: 5_000 })
+      expect(result).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'cpuTimeMs' } })
+    } finally {
+      clearInterval(interval)
+    }
+    // A blocked event loop would have fired the interval at most once.
+    expect(ticks).toBeGreaterThan(5)
+  })
+
+  it('replaces a killed worker so the pool keeps its size', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(), 30)
+    const aborted = await runOn(engine, 'while (true) {}', { cpuTimeMs: 20_000, wallTimeMs: 30_000 }, controller.signal)
+    expect(aborted).toMatchObject({ ok: false, error: { kind: 'aborted' } })
+    const results = await Promise.all([runOn(engine, 'return 1'), runOn(engine, 'return 2')])
+    expect(results).toEqual([
+      { ok: true, resultJson: '1' },
+      { ok: true, resultJson: '2' },
+    ])
+  })
+
+  it('kills a worker that does not answer by the wall deadline plus grace', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    // A single native call the interrupt handler cannot break: a huge sort of a prepared array.
+    const code = 'const a = Array.from({ length: 3e5 }, (_, i) => (i * 7919) % 1e5)\nfor (;;) a.sort((x, y) => x - y)'
+    const result = await runOn(engine, code, { cpuTimeMs: 20_000, wallTimeMs: 300 })
+    expect(result).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'wallTimeMs' } })
+    expect(await runOn(engine, 'return "alive"')).toEqual({ ok: true, resultJson: '"alive"' })
+  })
+
+  it('queues runs beyond the pool size and serves them all', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    const results = await Promise.all(Array.from({ length: 5 }, (_, i) => runOn(engine, `await tools.sleep5({}); return ${i}`)))
+    expect(results.map((r) => (r.ok ? JSON.parse(r.resultJson) : r.error))).toEqual([0, 1, 2, 3, 4])
+  })
+
+  it('rejects queued runs with DisposedError when the engine is disposed', async () => {
+    const engine = createQuickJSEngine({ workers: 1 })
+    const first = runOn(engine, 'await tools.never({})').catch((e: unknown) => e)
+    const queued = runOn(engine, 'return 1').catch((e: unknown) => e)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    await engine.dispose()
+    expect((await queued as Error).name).toBe('DisposedError')
+    expect(await first).toBeDefined()
+  })
+
+  it('applies engine ceilings over larger run limits', async () => {
+    await using engine = createQuickJSEngine({ workers: 1, limits: { cpuTimeMs: 150 } })
+    const result = await runOn(engine, 'while (true) {}', { cpuTimeMs: 20_000, wallTimeMs: 10_000 })
+    expect(result).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'cpuTimeMs' } })
+    expect(!result.ok && result.error.message).toContain('150')
+  })
+
+  it('runs a program whose memory limit differs from the warm workers', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    expect(await runOn(engine, 'return 3', { memoryLimitBytes: 16 * 1024 * 1024 })).toEqual({ ok: true, resultJson: '3' })
+  })
+})
