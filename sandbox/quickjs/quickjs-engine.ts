@@ -36,6 +36,8 @@ export interface QuickJSEngineOptions {
   readonly limits?: Partial<SandboxLimits>
   /** Runs allowed to wait for a worker before `run()` throws (default 1000). */
   readonly maxQueuedRuns?: number
+  /** @internal Tests only: a stand-in worker entry speaking the same protocol. */
+  readonly workerUrl?: URL
 }
 
 /** After the wall deadline, how long the worker gets to report before the main thread kills it. */
@@ -76,6 +78,7 @@ class QuickJSEngine implements SandboxEngine {
     this.#pool = new WorkerPool({
       size: workers,
       maxQueued: options.maxQueuedRuns ?? 1000,
+      ...(options.workerUrl === undefined ? {} : { workerUrl: options.workerUrl }),
       boot: {
         prelude: guestRuntimeSource(),
         runtimeFilename: RUNTIME_FILENAME,

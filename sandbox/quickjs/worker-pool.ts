@@ -83,7 +83,10 @@ export class WorkerPool {
   #startupFailures = 0
   #disposed = false
 
-  constructor(options: { size: number; boot: WorkerBootData; maxQueued: number }) {
+  readonly #workerUrl: URL
+
+  constructor(options: { size: number; boot: WorkerBootData; maxQueued: number; workerUrl?: URL }) {
+    this.#workerUrl = options.workerUrl ?? new URL('./worker.js', import.meta.url)
     this.#size = options.size
     this.#boot = options.boot
     this.#maxQueued = options.maxQueued
@@ -154,7 +157,7 @@ export class WorkerPool {
   }
 
   #spawn(): void {
-    const worker = new Worker(new URL('./worker.js', import.meta.url), {
+    const worker = new Worker(this.#workerUrl, {
       workerData: this.#boot,
       // The worker is plain JavaScript: no loaders or test-runner flags of the parent.
       execArgv: [],
