@@ -56,7 +56,7 @@ export type CodeModeTransport = (host: CodeModeHost) => CodeModeTool
 export interface ToolsConfig {
   /** How models see tools unless a scope says otherwise (`presentAs`). Default `'native'`. */
   readonly mode?: ToolPresentationMode
-  /** Overlap bound for parallel-safe sub-calls of one `run_code` and for the agent loop. Default 8. */
+  /** Overlap bound for parallel-safe sub-calls of one `run_code` run. Default 128 (the default in-flight limit). */
   readonly maxParallelSubCalls?: number
   /** The Code Mode transport providing `run_code` (see `createRunCode` in the sandbox package). */
   readonly codeMode?: CodeModeTransport
@@ -76,7 +76,7 @@ interface Deployment extends PipelineHost {
   readonly maxParallelSubCalls: number
 }
 
-const DEFAULT_MAX_PARALLEL = 8
+const DEFAULT_MAX_PARALLEL = 128
 
 function defaultListenerErrorReport(error: unknown, event: string): void {
   const message = error instanceof Error ? error.message : String(error)

@@ -1,0 +1,231 @@
+import type { Agent, CodeModeHost, CodeModeTransport, ToolRuntime } from '../src/context.ts'
+import { ToolArgsError, ToolError, ToolErrorCode } from '../src/errors.ts'
+import type { ToolRunContext } from '../src/execution.ts'
+import { parseDurableJson } from '../src/json-boundary.ts'
+import type { JsonValue } from '../src/json-boundary.ts'
+import type { ContentBlock } from '../src/messages.ts'
+import type { CodeModeTool } from '../src/registry.ts'
+import { RUN_CODE } from '../src/registry.ts'
+import type { JsonSchemaNode, ObjectJsonSchema } from '../src/schema/types.ts'
+import type { ToolDefinition } from '../src/tool.ts'
+import { generateSdk, renderRunCodeDescription, typeCheckProgram } from '../sdk-gen/index.ts'
+import type { GeneratedSdk } from '../sdk-gen/index.ts'
+import { RunBridge } from './bridge.ts'
+import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimits } from './engine.ts'
+import { describeLimit, resolveLimits } from './limits.ts'
+import { stripTypes } from './strip-types.ts'
+
+/** Options of {@link createRunCode}. */
+export interface RunCodeOptions {
+  /** The engine programs run in (`createQuickJSEngine()` or `createIsolatedVmEngine()`). */
+  readonly engine: SandboxEngine
+  /** Per-run limits over the defaults (`DEFAULT_LIMITS`). */
+  readonly limits?: Partial<SandboxLimits>
+  /**
+   * Type-check each program against the agent's SDK before running it and refuse one with type
+   * errors (the diagnostics go back to the model). Off by default: it costs milliseconds per run,
+   * and every tool validates its own arguments anyway.
+   */
+  readonly typeCheck?: boolean
+  /**
+   * Where the model reads the SDK: `'description'` (default) embeds it in `run_code`'s
+   * description; `'system-prompt'` keeps the description short and expects the harness to put
+   * {@link codeModeDeclarations} in the system prompt.
+   */
+  readonly sdkIn?: 'description' | 'system-prompt'
+}
+
+/** The value a successful `run_code` returns: the program's result and its console output. */
+export interface RunCodeValue {
+  readonly result: JsonValue
+  readonly logs: readonly LogEntry[]
+}
+
+const PARAMETERS: ObjectJsonSchema = {
+  type: 'object',
+  properties: {
+    code: {
+      type: 'string',
+      description:
+        'The body of an async TypeScript/JavaScript function: use top-level await, call `await tools.<name>(args)`, and `return` a JSON value.',
+    },
+    description: { type: 'string', description: 'A short label for what this program does, shown to the user.' },
+  },
+  required: ['code'],
+  additionalProperties: false,
+}
+
+const OUTPUT_SCHEMA: JsonSchemaNode = {
+  type: 'object',
+  properties: {
+    result: { description: 'The JSON value the program returned (null when it returned nothing).' },
+    logs: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          level: { type: 'string', enum: ['log', 'info', 'warn', 'error'] },
+          text: { type: 'string' },
+        },
+        required: ['level', 'text'],
+        additionalProperties: false,
+      },
+    },
+  },
+  required: ['result', 'logs'],
+  additionalProperties: false,
+}
+
+const SYSTEM_PROMPT_DESCRIPTION =
+  'Run a program (the body of an async TypeScript function) that calls `await tools.<name>(args)` and returns a JSON value. ' +
+  'The tools and their types are declared in the system prompt.'
+
+function formatLogs(logs: readonly LogEntry[]): string {
+  return logs.map((entry) => (entry.level === 'log' ? entry.text : `[${entry.level}] ${entry.text}`)).join('\n')
+}
+
+function render(_args: unknown, value: JsonValue): ContentBlock[] {
+  const { result, logs } = value as unknown as RunCodeValue
+  const parts: string[] = []
+  if (logs.length > 0) parts.push(`Console output:\n${formatLogs(logs)}`)
+  parts.push(`Result:\n${JSON.stringify(result, null, 2)}`)
+  return [{ type: 'text', text: parts.join('\n\n') }]
+}
+
+/** The failure text a model reads: what went wrong, where in its program, and the logs so far. */
+function describeFailure(failure: EngineFailure, limits: SandboxLimits, logs: readonly LogEntry[]): string {
+  let message: string
+  switch (failure.kind) {
+    case 'limit':
+      message = `The program was stopped: ${describeLimit(failure.limit, limits)} (limit: ${failure.limit}).`
+      break
+    case 'guest': {
+      const where = failure.line === undefined ? '' : ` at line ${failure.line}${failure.column === undefined ? '' : `, column ${failure.column}`}`
+      message = `The program threw ${failure.name}${where}: ${failure.message}`
+      if (failure.stack !== undefined && failure.stack !== '') message += `\n${failure.stack}`
+      break
+    }
+    case 'result':
+      message = `The program's return value is not JSON at ${failure.path}: ${failure.message}`
+      break
+    case 'aborted':
+      message = `The program was cancelled: ${failure.message}`
+      break
+  }
+  return logs.length > 0 ? `${message}\n\nConsole output before the failure:\n${formatLogs(logs)}` : message
+}
+
+function codeRunFailed(message: string): ToolError {
+  return new ToolError(ToolErrorCode.CODE_RUN_FAILED, message)
+}
+
+/** SDK input for the native tools a view holds. */
+function sdkFor(tools: readonly ToolDefinition[]): GeneratedSdk {
+  return generateSdk(
+    tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters, output: tool.output.schema })),
+  )
+}
+
+/**
+ * The SDK generated for an agent's view, keyed by the exact definitions it holds; views change
+ * rarely and generation is the costly part of `describe` and of every run's bindings.
+ */
+class SdkCache {
+  #tools: readonly ToolDefinition[] = []
+  #sdk: GeneratedSdk | undefined
+
+  get(tools: readonly ToolDefinition[]): GeneratedSdk {
+    const cached = this.#sdk
+    if (cached !== undefined && tools.length === this.#tools.length && tools.every((tool, index) => tool === this.#tools[index])) {
+      return cached
+    }
+    const sdk = sdkFor(tools)
+    this.#tools = tools
+    this.#sdk = sdk
+    return sdk
+  }
+}
+
+/**
+ * The Code Mode transport: pass it as `createContext({ tools: { mode: 'code', codeMode } })`.
+ * Its `run_code` strips types (positions kept), optionally type-checks, runs the program in the
+ * engine with the agent's tools bound, routes every SDK call through the full pipeline, and
+ * returns `{ result, logs }`. A guest failure or a broken limit is a `CODE_RUN_FAILED` error
+ * result naming what happened, with the logs so far.
+ */
+export function createRunCode(options: RunCodeOptions): CodeModeTransport {
+  const { engine } = options
+  if (typeof engine !== 'object' || engine === null || typeof engine.run !== 'function') {
+    throw new TypeError('createRunCode({ engine }): engine must be a SandboxEngine (createQuickJSEngine() or createIsolatedVmEngine())')
+  }
+  const limits = resolveLimits(options.limits)
+  const sdkIn = options.sdkIn ?? 'description'
+  const cache = new SdkCache()
+
+  return (host: CodeModeHost): CodeModeTool => ({
+    name: RUN_CODE,
+    description: SYSTEM_PROMPT_DESCRIPTION,
+    parameters: PARAMETERS,
+    output: { schema: OUTPUT_SCHEMA, render },
+    describe(tools) {
+      return sdkIn === 'system-prompt' ? SYSTEM_PROMPT_DESCRIPTION : renderRunCodeDescription(cache.get(tools))
+    },
+    async execute(args, exec) {
+      return runProgram(host, engine, limits, cache, options.typeCheck === true, args, exec)
+    },
+  })
+}
+
+async function runProgram(
+  host: CodeModeHost,
+  engine: SandboxEngine,
+  limits: SandboxLimits,
+  cache: SdkCache,
+  typeCheck: boolean,
+  args: unknown,
+  exec: ToolRunContext,
+): Promise<RunCodeValue> {
+  const code = (args as { code?: unknown } | null)?.code
+  if (typeof code !== 'string') {
+    throw new ToolArgsError(RUN_CODE, [{ path: '$.code', expected: 'string (the program text)', found: code === undefined ? 'missing' : typeof code }])
+  }
+  if (Buffer.byteLength(code, 'utf8') > limits.maxSourceBytes) {
+    throw codeRunFailed(`The program was not run: ${describeLimit('maxSourceBytes', limits)} (limit: maxSourceBytes).`)
+  }
+  const stripped = stripTypes(code)
+  if (!stripped.ok) {
+    throw codeRunFailed(`The program was not run: line ${stripped.line}, column ${stripped.column}: ${stripped.message}`)
+  }
+  const sdk = cache.get(host.visibleTools(exec.agent))
+  if (typeCheck) {
+    const { diagnostics } = typeCheckProgram(sdk.declarations, code)
+    if (diagnostics.length > 0) {
+      const lines = diagnostics.slice(0, 10).map((d) => `line ${d.line}, column ${d.column}: ${d.message}`)
+      throw codeRunFailed(`The program was not run, it has type errors:\n${lines.join('\n')}`)
+    }
+  }
+
+  const bridge = new RunBridge(host, exec)
+  let outcome
+  try {
+    outcome = await engine.run({ code: stripped.code, tools: sdk.bindings, limits, host: bridge, signal: bridge.signal })
+  } finally {
+    // Sub-calls still in flight when the program ended are aborted and drained, never leaked.
+    await bridge.drain()
+  }
+  if (bridge.logFailures.length > 0) {
+    const first = bridge.logFailures[0]
+    throw new ToolError(ToolErrorCode.SESSION_LOG_FAILED, `the session log could not record a sub-call: ${first instanceof Error ? first.message : String(first)}`)
+  }
+  if (!outcome.ok) throw codeRunFailed(describeFailure(outcome.error, limits, bridge.logs))
+  if (bridge.concludesTurn) exec.concludeTurn()
+  return { result: parseDurableJson(outcome.resultJson, 'result'), logs: bridge.logs }
+}
+
+/**
+ * The SDK declarations an agent's program can call, for a harness that puts them in the system
+ * prompt (`sdkIn: 'system-prompt'`). The same text `run_code`'s description embeds otherwise.
+ */
+export function codeModeDeclarations(tools: ToolRuntime, agent?: Agent): string {
+  return sdkFor(tools.list(agent)).declarations
+}

@@ -1,0 +1,311 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createContext } from '../../src/context.ts'
+import type { Context } from '../../src/context.ts'
+import type { ToolExecution, ToolExecutionResult, ToolExecutionToken } from '../../src/execution.ts'
+import { runToolCalls } from '../../src/scheduler.ts'
+import { installTimeoutPolicy } from '../../src/timeout-policy.ts'
+import type { ObjectJsonSchema } from '../../src/schema/types.ts'
+import type { SandboxEngine } from '../../sandbox/engine.ts'
+import { codeModeDeclarations, createRunCode } from '../../sandbox/run-code.ts'
+import { call, deferred, rawTool } from '../helpers.ts'
+import { enginesUnderTest } from './engines.ts'
+
+const numbers: ObjectJsonSchema = {
+  type: 'object',
+  properties: { a: { type: 'number' }, b: { type: 'number' } },
+  required: ['a', 'b'],
+  additionalProperties: false,
+}
+
+function registerTools(ctx: Context, events: string[]): void {
+  ctx.tools.register(
+    rawTool('add', {
+      description: 'Add two numbers.',
+      parameters: numbers,
+      outputSchema: { type: 'number' },
+      isConcurrencySafe: () => true,
+      execute: async (args) => (args as { a: number; b: number }).a + (args as { a: number; b: number }).b,
+    }),
+  )
+  ctx.tools.register(
+    rawTool('sleep', {
+      isConcurrencySafe: () => true,
+      execute: async (args, exec) => {
+        const { id, ms } = args as { id: string; ms: number }
+        events.push(`start ${id}`)
+        await new Promise((resolve) => setTimeout(resolve, ms))
+        events.push(`end ${id}`)
+        return exec.callId
+      },
+    }),
+  )
+  ctx.tools.register(
+    rawTool('exclusive', {
+      execute: async (args) => {
+        const { id } = args as { id: string }
+        events.push(`start ${id}`)
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        events.push(`end ${id}`)
+        return id
+      },
+    }),
+  )
+  ctx.tools.register(
+    rawTool('hang', {
+      isConcurrencySafe: () => true,
+      execute: async (_args, exec) => {
+        events.push('hang started')
+        await new Promise((resolve) => exec.signal.addEventListener('abort', resolve))
+        events.push('hang saw abort')
+        return null
+      },
+    }),
+  )
+  ctx.tools.register(rawTool('fs.read', { execute: async (args) => ({ read: args }) }))
+}
+
+function codeOf(result: ToolExecutionResult): string | undefined {
+  return result.isError ? result.error.info?.code : undefined
+}
+
+const engines = enginesUnderTest()
+
+describe.each(engines)('run_code on $name', (engineUnderTest) => {
+  let engine: SandboxEngine
+  beforeAll(async () => {
+    engine = await engineUnderTest.create()
+  })
+  afterAll(async () => {
+    await engine?.dispose()
+  })
+
+  function setup(options: Parameters<typeof createContext>[0] = {}) {
+    const events: string[] = []
+    const ctx = createContext({
+      ...options,
+      tools: {
+        mode: 'code',
+        maxParallelSubCalls: 16,
+        codeMode: createRunCode({ engine, limits: { cpuTimeMs: 1_000, wallTimeMs: 10_000 } }),
+        ...options.tools,
+      },
+    })
+    registerTools(ctx, events)
+    const agent = ctx.agent('coder')
+    const run = (code: string, callId = 'outer', signal = new AbortController().signal) =>
+      agent.ctx.tools.execute({ callId, name: 'run_code', arguments: { code }, signal })
+    return { ctx, agent, events, run }
+  }
+
+  it('shows a code agent only run_code, with the SDK of its view, beside a native agent in one process', () => {
+    const ctx = createContext({ tools: { codeMode: createRunCode({ engine }) } })
+    registerTools(ctx, [])
+    const coders = ctx.scope('coders')
+    coders.tools.presentAs('code')
+    coders.tools.restrict({ deny: ['hang'] })
+    const coder = coders.agent('c')
+    const native = ctx.agent('n')
+    const [schema, ...rest] = coder.ctx.tools.schemas()
+    expect(rest).toEqual([])
+    expect(schema?.name).toBe('run_code')
+    expect(schema?.description).toContain('add(args: {')
+    expect(schema?.description).not.toContain('hang(')
+    expect(schema?.parameters.required).toEqual(['code'])
+    expect(native.ctx.tools.schemas().map((s) => s.name)).toContain('add')
+    expect(codeModeDeclarations(coder.ctx.tools)).toContain('fs_read(')
+  })
+
+  it('runs a TypeScript program whose sub-calls go through the pipeline with ids, root id, agent and parent token', async () => {
+    const { ctx, agent, run } = setup()
+    const seen: ToolExecution[] = []
+    let outerToken: ToolExecutionToken | undefined
+    ctx.on('tools/pre-execute', async (exec, next) => {
+      if (exec.name === 'run_code') outerToken = exec.token
+      else seen.push(exec)
+      return next()
+    })
+    const result = await run(`
+      const x: number = await tools.add({ a: 1, b: 2 })
+      console.log('x is', x)
+      const y = await tools.add({ a: x, b: 10 } as { a: number; b: number })
+      return { x, y, file: await tools.fs_read({ path: 'a' }) }
+    `)
+    expect(result).toMatchObject({
+      isError: false,
+      value: { result: { x: 3, y: 13, file: { read: { path: 'a' } } }, logs: [{ level: 'log', text: 'x is 3' }] },
+    })
+    expect(seen.map((exec) => [exec.callId, exec.rootCallId, exec.name])).toEqual([
+      ['outer:code:1', 'outer', 'add'],
+      ['outer:code:2', 'outer', 'add'],
+      ['outer:code:3', 'outer', 'fs.read'],
+    ])
+    expect(seen.every((exec) => exec.parent === outerToken && exec.agent === agent)).toBe(true)
+  })
+
+  it('denies a native name called model-direct, before any policy', async () => {
+    const { agent } = setup()
+    const direct = await agent.ctx.tools.execute(call('add', { a: 1, b: 2 }))
+    expect(codeOf(direct)).toBe('UNKNOWN_TOOL')
+  })
+
+  it('applies deny, guards and timeouts to sub-calls, and the program can act on the error code', async () => {
+    const { ctx, run } = setup()
+    ctx.on('tools/pre-execute', async (exec, next) => (exec.name === 'exclusive' ? { kind: 'deny', reason: 'not allowed here' } : next()))
+    ctx.tools.guard((exec) => (exec.name === 'fs.read' ? 'guarded' : undefined))
+    ctx.tools.register(
+      rawTool('slow', {
+        timeoutMs: 20,
+        execute: async (_args, exec) => {
+          await new Promise((resolve) => exec.signal.addEventListener('abort', resolve))
+          return 'late'
+        },
+      }),
+    )
+    installTimeoutPolicy(ctx)
+    const result = await run(`
+      const out = []
+      for (const attempt of [() => tools.exclusive({ id: 'e' }), () => tools.fs_read({}), () => tools.slow({})]) {
+        try { await attempt(); out.push('ok') } catch (error) { out.push(error.code + ': ' + error.message) }
+      }
+      return out
+    `)
+    expect(result.value).toMatchObject({ result: [expect.stringMatching(/^DENIED: .*not allowed here/), expect.stringMatching(/^DENIED: .*guarded/), expect.stringMatching(/^TOOL_TIMEOUT/)] })
+  })
+
+  it('asks approval for concurrent sub-calls concurrently, keeping Promise.all', async () => {
+    const arrived: string[] = []
+    const allArrived = deferred()
+    const { ctx, run } = setup({
+      approval: {
+        request: async ({ execution }) => {
+          arrived.push(execution.callId)
+          if (arrived.length === 3) allArrived.resolve()
+          await allArrived.promise
+          return 'allowed-once'
+        },
+      },
+    })
+    ctx.on('tools/pre-execute', async (exec, next) => (exec.name === 'add' ? { kind: 'ask', reason: 'math' } : next()))
+    const result = await run('return await Promise.all([1, 2, 3].map((n) => tools.add({ a: n, b: n })))')
+    expect(result.value).toMatchObject({ result: [2, 4, 6] })
+    expect(arrived.sort()).toEqual(['outer:code:1', 'outer:code:2', 'outer:code:3'])
+  })
+
+  it('overlaps parallel-safe sub-calls and runs exclusive ones alone, starting in program order', async () => {
+    const { events, run } = setup()
+    await run(`
+      await Promise.all([
+        tools.sleep({ id: 'a', ms: 10 }), tools.sleep({ id: 'b', ms: 10 }), tools.sleep({ id: 'c', ms: 10 }),
+        tools.exclusive({ id: 'X' }),
+        tools.sleep({ id: 'd', ms: 1 }),
+      ])
+    `)
+    expect(events.slice(0, 3)).toEqual(['start a', 'start b', 'start c'])
+    const x = events.indexOf('start X')
+    for (const id of ['a', 'b', 'c']) expect(events.indexOf(`end ${id}`)).toBeLessThan(x)
+    expect(events.indexOf('end X')).toBeLessThan(events.indexOf('start d'))
+  })
+
+  it('logs each sub-call to the session between the run_code call and its result, through code-dispatch-log', async () => {
+    const reported: unknown[] = []
+    const { ctx, agent } = setup({ onListenerError: (error) => reported.push(error) })
+    ctx.on('tools/code-dispatch-log', async (dispatch, next) =>
+      dispatch.name === 'fs.read' ? [{ type: 'text', text: 'spilled' }] : next(),
+    )
+    agent.ctx.on('tools/code-dispatch-log', async () => {
+      throw new Error('a broken log listener must not lose the event')
+    })
+    const [result] = await runToolCalls(
+      agent.ctx.tools,
+      [{ callId: 'r1', name: 'run_code', arguments: { code: 'return [await tools.add({a: 2, b: 3}), await tools.fs_read({ p: 1 })]' } }],
+      { agent, signal: new AbortController().signal },
+    )
+    expect(result?.value).toMatchObject({ result: [5, { read: { p: 1 } }] })
+    const types = agent.session.events.map((event) => `${event.type}${'subCallId' in event ? ` ${event.subCallId}` : ''}`)
+    expect(types).toEqual([
+      'tool/call',
+      'tool/code-dispatch-start r1:code:1',
+      'tool/code-dispatch r1:code:1',
+      'tool/code-dispatch-start r1:code:2',
+      'tool/code-dispatch r1:code:2',
+      'tool/result',
+    ])
+    const dispatches = agent.session.events.filter((event) => event.type === 'tool/code-dispatch')
+    expect(dispatches.map((event) => event.type === 'tool/code-dispatch' && event.content)).toEqual([
+      [{ type: 'text', text: '5' }],
+      [{ type: 'text', text: 'spilled' }],
+    ])
+    // The root listener answers fs.read itself, so the failing agent listener ran only for add.
+    expect(reported).toHaveLength(1)
+  })
+
+  it('ferries nested deferred contexts in call order and concludes the turn on a nested conclude', async () => {
+    const { ctx, run } = setup()
+    ctx.tools.register(
+      rawTool('note', {
+        isConcurrencySafe: () => true,
+        execute: async (args, exec) => {
+          const { n, ms } = args as { n: number; ms: number }
+          await new Promise((resolve) => setTimeout(resolve, ms))
+          exec.deferContext({ role: 'user', content: [{ type: 'text', text: `note ${n}` }] })
+          if (n === 2) exec.concludeTurn()
+          return n
+        },
+      }),
+    )
+    const result = await run('return await Promise.all([tools.note({ n: 1, ms: 15 }), tools.note({ n: 2, ms: 1 })])')
+    expect(result.additionalContexts?.map((message) => message.content[0])).toEqual([
+      { type: 'text', text: 'note 1' },
+      { type: 'text', text: 'note 2' },
+    ])
+    expect(result.concludesTurn).toBe(true)
+  })
+
+  it('reports an uncaught error with its name, message and the program line, and no host path', async () => {
+    const { run } = setup()
+    const result = await run('const a = 1\nconst b: number = 2\nthrow new TypeError("bad " + (a + b))')
+    expect(codeOf(result)).toBe('CODE_RUN_FAILED')
+    const message = result.isError ? result.error.message : ''
+    expect(message).toMatch(/TypeError at line 3.*bad 3/)
+    expect(JSON.stringify(result)).not.toMatch(/\/work\/|node_modules|file:\/\//)
+  })
+
+  it('refuses enum with a clear error before running anything', async () => {
+    const { events, run } = setup()
+    const result = await run('enum Color { Red }\nawait tools.exclusive({ id: "never" })')
+    expect(codeOf(result)).toBe('CODE_RUN_FAILED')
+    expect(result.isError && result.error.message).toMatch(/line 1.*enum/)
+    expect(events).toEqual([])
+  })
+
+  it('stops a loop after an await with a limit error carrying the logs so far, and the next run works', async () => {
+    const { run } = setup()
+    const result = await run('console.log("before"); await tools.add({ a: 1, b: 1 }); while (true) {}')
+    expect(codeOf(result)).toBe('CODE_RUN_FAILED')
+    const message = result.isError ? result.error.message : ''
+    expect(message).toMatch(/cpuTimeMs/)
+    expect(message).toContain('before')
+    expect((await run('return 42')).value).toMatchObject({ result: 42 })
+  })
+
+  it('cancels a running program at once, aborting and draining its in-flight sub-call', async () => {
+    const { agent, events, run } = setup()
+    const controller = new AbortController()
+    const pending = run('await tools.hang({}); return "unreachable"', 'cancelled', controller.signal)
+    while (!events.includes('hang started')) await new Promise((resolve) => setTimeout(resolve, 1))
+    controller.abort()
+    const result = await pending
+    expect(result.isError).toBe(true)
+    expect(events).toContain('hang saw abort')
+    expect(agent.session.events.filter((event) => event.type === 'tool/code-dispatch')).toHaveLength(1)
+  })
+
+  it('aborts and drains sub-calls still pending when the program returns', async () => {
+    const { agent, events, run } = setup()
+    const result = await run('tools.hang({}); await tools.add({ a: 0, b: 0 }); return "done"')
+    expect(result.value).toMatchObject({ result: 'done' })
+    expect(events).toEqual(['hang started', 'hang saw abort'])
+    const logged = agent.session.events.filter((event) => event.type === 'tool/code-dispatch')
+    expect(logged.map((event) => event.type === 'tool/code-dispatch' && event.isError)).toEqual([false, true])
+  })
+})
