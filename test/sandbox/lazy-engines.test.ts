@@ -1,0 +1,28 @@
+import { execFileSync } from 'node:child_process'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+const root = join(import.meta.dirname, '..', '..')
+
+describe('the engine a user does not choose is never loaded', () => {
+  it('running a QuickJS program loads neither QuickJS nor isolated-vm on the main thread', () => {
+    const output = execFileSync(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'test/fixtures/engine-loads.mjs'], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+    const report = JSON.parse(output) as {
+      outcome: unknown
+      urls: number
+      quickjsInMain: string[]
+      isolatedVmInMain: string[]
+      isolatedVmAddon: string[]
+    }
+    expect(report.outcome).toEqual({ ok: true, resultJson: '2' })
+    // The probe saw the modules that did load, so an empty list below means something.
+    expect(report.urls).toBeGreaterThan(10)
+    expect(report.quickjsInMain).toEqual([])
+    expect(report.isolatedVmInMain).toEqual([])
+    expect(report.isolatedVmAddon).toEqual([])
+  })
+})
