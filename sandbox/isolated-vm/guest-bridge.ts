@@ -1,0 +1,147 @@
+import type { Context, Reference } from 'isolated-vm'
+import { PROGRAM_FILENAME, wrapProgram } from '../guest-runtime.ts'
+import type { IsolatedVm } from './load-isolated-vm.ts'
+
+/**
+ * The isolated-vm half of the guest contract in sandbox/guest-runtime.ts: the raw globals the
+ * prelude expects, the prelude itself, and the code that settles a program, all built over host
+ * `Reference`s that never become reachable from the guest.
+ *
+ * Why the guest sources below look the way they do:
+ * - References arrive as closure parameters (`$0`, `$1`) of functions that return before any program
+ *   runs; only small strict functions close over them (strict: no `caller` / `arguments` walk), so
+ *   no property walk from any guest value reaches a Reference.
+ * - `Reference.prototype.apply` / `applySync` / `applyIgnored`, `Reflect.apply` and
+ *   `Promise.prototype.then` are read once, before the program: a program that later replaces
+ *   `Reflect.apply`, `Function.prototype.call/apply` or a Reference prototype method never gets a
+ *   Reference as a receiver or argument.
+ * - Every transfer-options object and property descriptor has a null prototype, so a polluted
+ *   `Object.prototype` (a `reference: true`, or a getter) is never read.
+ * - Arguments are coerced to strings before they cross, so copying can never fail or run a getter.
+ * - `__codemode_call` uses `apply` with `result.promise`, so calls overlap and `Promise.all` is
+ *   concurrent (`applySyncPromise` would serialise them). `__codemode_log` uses `applySync`, so a
+ *   logging loop is throttled by the host, which counts bytes and stops the run on a breach.
+ */
+const BRIDGE_SOURCE = `'use strict';
+const callRef = $0;
+const logRef = $1;
+const reflectApply = Reflect.apply;
+const callApply = callRef.apply;
+const logApply = logRef.applySync;
+const freeze = Object.freeze;
+const callOptions = freeze({ __proto__: null, arguments: freeze({ __proto__: null, copy: true }), result: freeze({ __proto__: null, promise: true, copy: true }) });
+const logOptions = freeze({ __proto__: null, arguments: freeze({ __proto__: null, copy: true }) });
+const text = (value) => (typeof value === 'string' ? value : '');
+globalThis.__codemode_call = function __codemode_call(name, argsJson) {
+  return reflectApply(callApply, callRef, [undefined, [text(name), text(argsJson)], callOptions]);
+};
+globalThis.__codemode_log = function __codemode_log(level, message) {
+  reflectApply(logApply, logRef, [undefined, [text(level), text(message)], logOptions]);
+};
+`
+
+/** The one-shot global the program script reads first; it deletes itself on that read. */
+const SETTLE_GLOBAL = '__codemode_settle'
+
+/**
+ * Returns `arm(toolsJson, maxResultBytes)`, which the host calls once before the program: it runs
+ * the prelude's `init` and defines {@link SETTLE_GLOBAL} as a self-deleting getter. The program
+ * script (see {@link programScript}) reads it before the program starts, passes it the program's
+ * promise in the same task, and `settle` reports one string through the `done` Reference:
+ * `R` + the prelude's `finish` text, `E` + its `describeError` JSON, or `X` when even describing
+ * failed (an exhausted stack or heap). Attaching in the same task matters: isolated-vm throws a
+ * rejection that has no handler at the end of a task. Only the first report counts.
+ */
+const ARM_SOURCE = `'use strict';
+const runtime = $0;
+const doneRef = $1;
+const g = globalThis;
+const reflectApply = Reflect.apply;
+const defineProperty = Object.defineProperty;
+const deleteProperty = Reflect.deleteProperty;
+const promiseThen = Promise.prototype.then;
+const doneApply = doneRef.applyIgnored;
+const doneOptions = Object.freeze({ __proto__: null, arguments: Object.freeze({ __proto__: null, copy: true }) });
+const init = runtime.init;
+const finish = runtime.finish;
+const describeError = runtime.describeError;
+let maxResultBytes = 0;
+let reported = false;
+function report(text) {
+  if (reported) return;
+  reported = true;
+  reflectApply(doneApply, doneRef, [undefined, [text], doneOptions]);
+}
+function describe(reason) {
+  try { return 'E' + describeError(reason); } catch (error) { return 'X'; }
+}
+function onValue(value) {
+  let text;
+  try { text = 'R' + finish(value, maxResultBytes); } catch (error) { text = describe(error); }
+  report(text);
+}
+function onReason(reason) { report(describe(reason)); }
+function settle(promise) {
+  try { reflectApply(promiseThen, promise, [onValue, onReason]); } catch (error) { report(describe(error)); }
+}
+return function arm(toolsJson, limit) {
+  init(toolsJson);
+  maxResultBytes = limit;
+  defineProperty(g, '${SETTLE_GLOBAL}', {
+    __proto__: null,
+    configurable: true,
+    enumerable: false,
+    get: function () { deleteProperty(g, '${SETTLE_GLOBAL}'); return settle; },
+  });
+};
+`
+
+/**
+ * The script that runs `code`: the settle call opens on a line of its own, and the script is
+ * compiled with `lineOffset: -1`, so program line N is reported as line N and only line 1's
+ * columns shift (by the prelude's own prefix, which `guestFailure` removes). The callee is read
+ * before the program's first statement runs, so the program never sees the settle function.
+ */
+export function programScript(code: string): string {
+  return `${SETTLE_GLOBAL}(\n${wrapProgram(code)})`
+}
+
+/** Compile options of {@link programScript}. */
+export const PROGRAM_SCRIPT_ORIGIN = Object.freeze({ filename: PROGRAM_FILENAME, lineOffset: -1 })
+
+/** Host-side handle to one prepared context's `arm`; never handed to the guest. */
+export type ArmReference = Reference<(toolsJson: string, maxResultBytes: number) => void>
+
+/** Host functions the bridge dispatches to; they must never throw or reject. */
+export interface BridgeHost {
+  call(name: string, argsJson: string): Promise<string>
+  log(level: string, text: string): void
+  /** The settled program, as the tagged text described at {@link ARM_SOURCE}. */
+  done(text: string): void
+}
+
+/**
+ * Install the raw globals, evaluate the prelude as `prelude.filename`, and return the host-side
+ * `arm` handle. The References given to the guest live and die with its isolate.
+ */
+export async function installBridge(
+  ivm: IsolatedVm,
+  context: Context,
+  host: BridgeHost,
+  prelude: { readonly source: string; readonly filename: string },
+): Promise<ArmReference> {
+  const callRef = new ivm.Reference((name: string, argsJson: string) => host.call(name, argsJson))
+  const logRef = new ivm.Reference((level: string, text: string) => host.log(level, text))
+  const doneRef = new ivm.Reference((text: string) => host.done(text))
+  await context.evalClosure(BRIDGE_SOURCE, [callRef, logRef], { filename: 'codemode-bridge.js' })
+  const runtime = (await context.eval(prelude.source, {
+    filename: prelude.filename,
+    reference: true,
+  })) as Reference<object>
+  const arm = (await context.evalClosure(ARM_SOURCE, [runtime.derefInto(), doneRef], {
+    filename: 'codemode-bridge.js',
+    result: { reference: true },
+  })) as ArmReference
+  runtime.release()
+  return arm
+}

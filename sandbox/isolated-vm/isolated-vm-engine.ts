@@ -1,0 +1,400 @@
+import type { Context, Isolate } from 'isolated-vm'
+import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
+import { parseJsonText } from '../../src/json-boundary.ts'
+import type {
+  EngineFailure,
+  EngineRunRequest,
+  EngineRunResult,
+  GuestHost,
+  LogLevel,
+  SandboxEngine,
+  SandboxLimitName,
+  SandboxLimits,
+} from '../engine.ts'
+import {
+  RUNTIME_FILENAME,
+  failureEnvelope,
+  guestFailure,
+  guestRuntimeSource,
+  limitOfGuestError,
+  parseFinish,
+  successEnvelope,
+  toolsJson,
+} from '../guest-runtime.ts'
+import type { RawGuestError } from '../guest-runtime.ts'
+import { RunMeter, describeLimit, resolveLimits } from '../limits.ts'
+import { PROGRAM_SCRIPT_ORIGIN, installBridge, programScript } from './guest-bridge.ts'
+import type { ArmReference } from './guest-bridge.ts'
+import { loadIsolatedVm } from './load-isolated-vm.ts'
+import type { IsolatedVm } from './load-isolated-vm.ts'
+import { Watchdog } from './watchdog.ts'
+
+/** Options of {@link createIsolatedVmEngine}. */
+export interface IsolatedVmEngineOptions {
+  /**
+   * Limits used to size the pre-warmed isolate (its `memoryLimitBytes`). Each run is still held to
+   * the limits in its own request; a run whose memory limit differs gets a fresh isolate instead.
+   */
+  readonly limits?: Partial<SandboxLimits>
+  /** How often the watchdog samples CPU and wall time, in ms (default 4). */
+  readonly watchdogIntervalMs?: number
+}
+
+const MIB = 1024 * 1024
+/** isolated-vm refuses memory limits under 8 MB. */
+const MIN_MEMORY_MB = 8
+
+function memoryLimitMb(limits: SandboxLimits): number {
+  return Math.max(MIN_MEMORY_MB, Math.ceil(limits.memoryLimitBytes / MIB))
+}
+
+const LOG_LEVELS: ReadonlySet<string> = new Set<LogLevel>(['log', 'info', 'warn', 'error'])
+
+/** One run's host-side state; the context's bridge dispatches to it while it is current. */
+interface ActiveRun {
+  call(name: string, argsJson: string): Promise<string>
+  log(level: string, text: string): void
+  done(text: string): void
+}
+
+/** A fresh isolate with its context, bridge and prelude ready, used by at most one program. */
+interface Sandbox {
+  readonly isolate: Isolate
+  readonly context: Context
+  readonly arm: ArmReference
+  readonly memoryMb: number
+  readonly route: Route
+}
+
+/** Where a context's bridge dispatches; unset before and after its run. */
+interface Route {
+  current: ActiveRun | undefined
+}
+
+const RUN_OVER = failureEnvelope('the program has already finished', 'ABORTED')
+
+async function prepareSandbox(ivm: IsolatedVm, memoryMb: number): Promise<Sandbox> {
+  const isolate = new ivm.Isolate({ memoryLimit: memoryMb })
+  try {
+    const context = await isolate.createContext()
+    const route: Route = { current: undefined }
+    const arm = await installBridge(
+      ivm,
+      context,
+      {
+        call: (name, argsJson) => route.current?.call(name, argsJson) ?? Promise.resolve(RUN_OVER),
+        log: (level, text) => route.current?.log(level, text),
+        done: (text) => route.current?.done(text),
+      },
+      { source: guestRuntimeSource(), filename: RUNTIME_FILENAME },
+    )
+    return { isolate, context, arm, memoryMb, route }
+  } catch (error) {
+    disposeQuietly(isolate)
+    throw error
+  }
+}
+
+function disposeQuietly(isolate: Isolate): void {
+  try {
+    if (!isolate.isDisposed) isolate.dispose()
+  } catch {
+    // Already disposed by isolated-vm itself (memory limit): nothing left to release.
+  }
+}
+
+/** A failure for a broken limit, worded by {@link describeLimit}. */
+function limitFailure(limit: SandboxLimitName, limits: SandboxLimits): EngineFailure {
+  return { kind: 'limit', limit, message: describeLimit(limit, limits) }
+}
+
+/** isolated-vm appends the script position to a compile error's message. */
+const SYNTAX_POSITION = /\s*\[program\.js:(\d+):(\d+)\]$/
+
+/**
+ * The guest failure for a compile error of the program script, or undefined for any other error.
+ * Only the name, message and position cross: the host-side copy's stack names host files.
+ */
+function syntaxFailure(error: unknown, code: string): EngineFailure | undefined {
+  if (!(error instanceof Error) || error.name !== 'SyntaxError') return undefined
+  const match = SYNTAX_POSITION.exec(error.message)
+  if (match === null) return undefined
+  return guestFailure(
+    { name: error.name, message: error.message.slice(0, match.index) },
+    { code, position: { line: Number(match[1]), column: Number(match[2]) } },
+  )
+}
+
+function utf8Length(text: string): number {
+  return Buffer.byteLength(text, 'utf8')
+}
+
+/**
+ * The isolated-vm engine: every run gets its own V8 isolate and context, thrown away afterwards; one
+ * isolate is kept pre-warmed so a run does not pay for creating it. See {@link createIsolatedVmEngine}.
+ */
+class IsolatedVmEngine implements SandboxEngine {
+  readonly name = 'isolated-vm'
+  readonly #ivm: IsolatedVm
+  /** Memory size of the next pre-warmed isolate: the size the latest run asked for. */
+  #warmMemoryMb: number
+  readonly #watchdog: Watchdog
+  readonly #running = new Set<() => void>()
+  #warm: Promise<Sandbox> | undefined
+  #disposed = false
+
+  constructor(ivm: IsolatedVm, limits: SandboxLimits, watchdogIntervalMs: number | undefined) {
+    this.#ivm = ivm
+    this.#warmMemoryMb = memoryLimitMb(limits)
+    this.#watchdog = new Watchdog(watchdogIntervalMs)
+  }
+
+  /** Start preparing the next isolate unless one is ready or on its way. */
+  refill(): Promise<Sandbox> | undefined {
+    if (this.#disposed || this.#warm !== undefined) return this.#warm
+    const warm = prepareSandbox(this.#ivm, this.#warmMemoryMb)
+    // A failed warm-up is retried by the next run itself, which then reports the fault.
+    warm.catch(() => {
+      if (this.#warm === warm) this.#warm = undefined
+    })
+    this.#warm = warm
+    return warm
+  }
+
+  async #takeSandbox(memoryMb: number): Promise<Sandbox> {
+    const warm = this.#warm
+    this.#warm = undefined
+    const warmFits = memoryMb === this.#warmMemoryMb
+    this.#warmMemoryMb = memoryMb
+    if (warm !== undefined && !warmFits) {
+      // Runs now ask for another size: drop this one so the next warm-up matches them.
+      warm.then((sandbox) => disposeQuietly(sandbox.isolate), () => {})
+    }
+    if (warm !== undefined && warmFits) {
+      try {
+        return await warm
+      } catch {
+        // Fall through: a fresh attempt reports the host fault if it persists.
+      }
+    }
+    return prepareSandbox(this.#ivm, memoryMb)
+  }
+
+  async run(request: EngineRunRequest): Promise<EngineRunResult> {
+    if (this.#disposed) throw new DisposedError('isolated-vm engine')
+    const { limits, signal } = request
+    if (signal.aborted) return { ok: false, error: abortedFailure() }
+    if (utf8Length(request.code) > limits.maxSourceBytes) {
+      return { ok: false, error: limitFailure('maxSourceBytes', limits) }
+    }
+    const sandbox = await this.#takeSandbox(memoryLimitMb(limits))
+    if (this.#disposed) {
+      disposeQuietly(sandbox.isolate)
+      throw new DisposedError('isolated-vm engine')
+    }
+    try {
+      return await this.#runIn(sandbox, request)
+    } finally {
+      // Prepare the next isolate once this run's result is delivered, off its latency path.
+      setImmediate(() => this.refill())
+    }
+  }
+
+  #runIn(sandbox: Sandbox, request: EngineRunRequest): Promise<EngineRunResult> {
+    const { limits, signal, host, code } = request
+    const { isolate, route } = sandbox
+    return new Promise<EngineRunResult>((resolve, reject) => {
+      let over = false
+      const finish = (result: EngineRunResult, stopNow: boolean): void => {
+        if (over) return
+        over = true
+        route.current = undefined
+        unwatch()
+        signal.removeEventListener('abort', onAbort)
+        this.#running.delete(onDispose)
+        if (stopNow) {
+          disposeQuietly(isolate)
+        } else {
+          // The program has settled; whatever it left running dies a moment later, after the
+          // result is on its way.
+          setImmediate(() => disposeQuietly(isolate))
+        }
+        resolve(result)
+      }
+      const fail = (error: EngineFailure): void => finish({ ok: false, error }, true)
+      const onAbort = (): void => fail(abortedFailure())
+      const onDispose = (): void => fail({ kind: 'aborted', message: 'the engine was disposed during the run' })
+      const unwatch = this.#watchdog.watch({
+        cpuTimeNs: () => isolate.cpuTime,
+        cpuLimitNs: isolate.cpuTime + BigInt(limits.cpuTimeMs) * 1_000_000n,
+        deadline: performance.now() + limits.wallTimeMs,
+        breach: (limit) => fail(limitFailure(limit, limits)),
+      })
+      signal.addEventListener('abort', onAbort, { once: true })
+      this.#running.add(onDispose)
+      route.current = makeActiveRun(host, request, new RunMeter(limits), {
+        breach: (limit) => fail(limitFailure(limit, limits)),
+        done: (text) => finish(decodeSettled(text, request), false),
+      })
+      // Not awaited: isolated-vm runs one isolate's tasks in order, so the program runs after it.
+      sandbox.arm
+        .apply(undefined, [toolsJson(request.tools), limits.maxResultBytes], { arguments: { copy: true } })
+        .catch((cause: unknown) => {
+          if (over) return
+          // The prelude's init never throws for a host-made tool list: this is a host fault.
+          finish({ ok: false, error: abortedFailure() }, true)
+          reject(new ToolError(ToolErrorCode.CODE_RUN_FAILED, 'isolated-vm failed to start the program', { cause }))
+        })
+      sandbox.context.eval(programScript(code), PROGRAM_SCRIPT_ORIGIN).then(
+        () => {},
+        (error: unknown) => {
+          if (over) return
+          // isolated-vm disposes an isolate on its own only when the heap runs out.
+          if (isolate.isDisposed) return fail(limitFailure('memoryLimitBytes', limits))
+          const syntax = syntaxFailure(error, code)
+          // Anything else is a rejection nobody handled in the first task; the program's own
+          // promise is always handled, so the run goes on and `done` reports it.
+          if (syntax !== undefined) fail(syntax)
+        },
+      )
+    })
+  }
+
+  async dispose(): Promise<void> {
+    if (this.#disposed) return
+    this.#disposed = true
+    this.#watchdog.dispose()
+    for (const stop of [...this.#running]) stop()
+    const warm = this.#warm
+    this.#warm = undefined
+    if (warm !== undefined) {
+      try {
+        disposeQuietly((await warm).isolate)
+      } catch {
+        // A warm-up that failed holds nothing.
+      }
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.dispose()
+  }
+}
+
+function abortedFailure(): EngineFailure {
+  return { kind: 'aborted', message: 'the run was aborted' }
+}
+
+/** Turn the settle function's tagged text into a run result. */
+function decodeSettled(text: string, request: EngineRunRequest): EngineRunResult {
+  const { limits, code } = request
+  const tag = text.charAt(0)
+  const body = text.slice(1)
+  if (tag === 'R') {
+    const finish = parseFinish(body)
+    if (finish.ok) return { ok: true, resultJson: finish.json }
+    if (finish.limit === 'maxResultBytes') {
+      return { ok: false, error: { kind: 'limit', limit: 'maxResultBytes', message: finish.message } }
+    }
+    return { ok: false, error: { kind: 'result', message: finish.message, path: finish.path } }
+  }
+  if (tag === 'E') {
+    const raw = readRawError(body)
+    const limit = limitOfGuestError(raw)
+    if (limit !== undefined) return { ok: false, error: limitFailure(limit, limits) }
+    return { ok: false, error: guestFailure(raw, { code }) }
+  }
+  return {
+    ok: false,
+    error: { kind: 'guest', name: 'Error', message: 'the program failed with an error that could not be described' },
+  }
+}
+
+function readRawError(text: string): RawGuestError {
+  try {
+    const value = parseJsonText(text, 'guest error')
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      const name = typeof value.name === 'string' ? value.name : 'Error'
+      const message = typeof value.message === 'string' ? value.message : ''
+      return typeof value.stack === 'string' ? { name, message, stack: value.stack } : { name, message }
+    }
+  } catch {
+    // Fall through to a generic description.
+  }
+  return { name: 'Error', message: 'the program failed with an error that could not be described' }
+}
+
+/**
+ * The host functions one run exposes through the bridge. They never throw or reject: a rejection
+ * crossing `Reference.apply` would surface as an unhandled rejection in the host, and a host Error
+ * would carry host paths into the guest.
+ */
+function makeActiveRun(
+  host: GuestHost,
+  request: EngineRunRequest,
+  meter: RunMeter,
+  outcome: { breach(limit: SandboxLimitName): void; done(text: string): void },
+): ActiveRun {
+  const names = new Set(request.tools.map((tool) => tool.name))
+  let over = false
+  const fail = (limit: SandboxLimitName): string => {
+    over = true
+    outcome.breach(limit)
+    return RUN_OVER
+  }
+  return {
+    async call(name, argsJson) {
+      if (over) return RUN_OVER
+      if (!names.has(name)) return failureEnvelope(`"${name}" is not a tool of this program`, 'UNKNOWN_TOOL')
+      const broken = meter.startCall()
+      if (broken !== undefined) return fail(broken)
+      try {
+        const outcome = await host.call(name, argsJson)
+        return outcome.ok ? successEnvelope(outcome.valueJson) : failureEnvelope(outcome.message, outcome.code)
+      } catch {
+        return failureEnvelope(`the tool "${name}" failed inside the host`, 'TOOL_FAILED')
+      } finally {
+        meter.settleCall()
+      }
+    },
+    log(level, text) {
+      if (over) return
+      const broken = meter.log(text.length)
+      if (broken !== undefined) {
+        fail(broken)
+        return
+      }
+      try {
+        host.log({ level: LOG_LEVELS.has(level) ? (level as LogLevel) : 'log', text })
+      } catch {
+        // A failing log sink must not reach the guest.
+      }
+    },
+    done(text) {
+      over = true
+      outcome.done(text)
+    },
+  }
+}
+
+/**
+ * Create the isolated-vm engine. isolated-vm is imported here, on first use, so an application
+ * that never picks this engine never loads the native addon; when it is missing, failed to build,
+ * or Node 20+ lacks `--no-node-snapshot`, this rejects with `IsolatedVmUnavailableError`.
+ *
+ * Each run gets a fresh isolate (memory limit `memoryLimitBytes`, rounded up to MB, at least 8 MB)
+ * that is disposed when the run ends, whatever the outcome; the next one is prepared in the
+ * background. Limits are enforced on the host: CPU and wall time by a watchdog that disposes the
+ * isolate (this also stops a loop that starts after an `await`), sub-calls and console volume by
+ * {@link RunMeter}, source size before compiling, result size inside the guest before copying.
+ * `stackSizeBytes` cannot be set per isolate in isolated-vm 5: the guest gets V8's own stack limit
+ * on its thread (about 1 MB), and overflowing it is reported as the `stackSizeBytes` limit.
+ */
+export async function createIsolatedVmEngine(options: IsolatedVmEngineOptions = {}): Promise<SandboxEngine> {
+  const limits = resolveLimits(options.limits)
+  const ivm = await loadIsolatedVm()
+  const engine = new IsolatedVmEngine(ivm, limits, options.watchdogIntervalMs)
+  // Surface a broken install now, as a host fault, rather than in the first run.
+  await engine.refill()
+  return engine
+}
