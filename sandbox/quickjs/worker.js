@@ -166,8 +166,7 @@ function hostCall(run, nameHandle, argsHandle) {
     const envelope = context.newString(JSON.stringify({ ok: false, message: 'invalid tool call', code: 'INVALID_ARGS' }))
     deferred.resolve(envelope)
     envelope.dispose()
-    deferred.dispose()
-    return undefined
+    return deferred.handle
   }
   run.subCalls += 1
   run.inFlight += 1
