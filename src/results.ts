@@ -78,12 +78,16 @@ function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
+/** Results this module produced: already plain, frozen JSON, so materializing again is a no-op. */
+const materialized = new WeakSet<object>()
+
 /**
  * Copy a candidate result into plain frozen JSON. When any durable field (content, error,
  * additional contexts, meta) cannot be materialized, the outcome becomes a JSON-safe failure
  * naming what was wrong; the canonical value was materialized earlier by the pipeline.
  */
 export function materializeResult(result: ToolExecutionResult): ToolExecutionResult {
+  if (materialized.has(result)) return result
   try {
     const problem = contentProblem(result.content)
     if (problem !== undefined) throw new Error(problem)
@@ -109,7 +113,9 @@ export function materializeResult(result: ToolExecutionResult): ToolExecutionRes
     if (result.meta !== undefined) out.meta = snapshotJson(result.meta, 'meta')
     if (contexts !== undefined && contexts.length > 0) out.additionalContexts = snapshotJson(contexts, 'additionalContexts')
     if (!result.isError && result.concludesTurn === true) out.concludesTurn = true
-    return Object.freeze(out) as unknown as ToolExecutionResult
+    const frozen = Object.freeze(out) as unknown as ToolExecutionResult
+    materialized.add(frozen)
+    return frozen
   } catch (error) {
     const fallback = failureResult(
       ToolErrorCode.INVALID_TOOL_OUTPUT,

@@ -1,0 +1,184 @@
+/**
+ * `npm run bench`: Code Mode costs per engine, each printed beside a baseline measured in the same
+ * run on this machine, so the ratios hold even on a busy shared host.
+ *
+ *  - first run and warm `return 1` through `run_code` (the full pipeline), and through `engine.run`;
+ *  - per-sub-call cost over 1,000 sequential `await tools.noop()` against the same 1,000 calls
+ *    through `execute()` natively;
+ *  - wall time of `Promise.all` over 100 calls of a 5 ms concurrency-safe tool, against the same
+ *    100 calls through `execute()` natively.
+ */
+import { createRequire } from 'node:module'
+import { performance } from 'node:perf_hooks'
+import { createContext } from '../src/context.ts'
+import type { Agent } from '../src/context.ts'
+import type { ToolDefinition } from '../src/tool.ts'
+import { createIsolatedVmEngine, createQuickJSEngine, createRunCode, resolveLimits } from '../sandbox/index.ts'
+import type { SandboxEngine } from '../sandbox/index.ts'
+
+const SEQUENTIAL_CALLS = 1_000
+const PARALLEL_CALLS = 100
+const SLEEP_MS = 5
+const WARM_RUNS = Number(process.env.BENCH_WARM_RUNS ?? 300)
+
+const TARGETS = {
+  quickjs: { warmReturnMs: 2, subCallUs: 50, parallelMs: 15 },
+  'isolated-vm': { warmReturnMs: Number.POSITIVE_INFINITY, subCallUs: 100, parallelMs: 15 },
+} as const
+
+function tool(name: string, execute: ToolDefinition['execute'], concurrent = false): ToolDefinition {
+  return {
+    name,
+    description: name,
+    parameters: { type: 'object', additionalProperties: true },
+    output: { schema: {}, render: () => [{ type: 'text', text: 'ok' }] },
+    execute,
+    ...(concurrent ? { isConcurrencySafe: () => true } : {}),
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] as number
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] as number
+}
+
+async function time(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now()
+  await fn()
+  return performance.now() - start
+}
+
+function fmt(ms: number, unit: 'ms' | 'us' = 'ms'): string {
+  return unit === 'us' ? `${(ms * 1000).toFixed(1)} us` : `${ms.toFixed(2)} ms`
+}
+
+function verdict(value: number, target: number): string {
+  if (!Number.isFinite(target)) return ''
+  return value <= target ? `  [target < ${target}: met]` : `  [target < ${target}: MISSED]`
+}
+
+function deployment(engine: SandboxEngine) {
+  const limits = resolveLimits({ maxSubCalls: 5_000, maxSubCallsInFlight: 200 })
+  const ctx = createContext({
+    tools: { mode: 'code', maxParallelSubCalls: 128, codeMode: createRunCode({ engine, limits }) },
+  })
+  ctx.tools.register(tool('noop', async () => null))
+  ctx.tools.register(
+    tool('sleep', () => new Promise((resolve) => setTimeout(() => resolve(null), SLEEP_MS)), true),
+  )
+  const agent = ctx.agent('bench')
+  const nativeCtx = createContext()
+  nativeCtx.tools.register(tool('noop', async () => null))
+  nativeCtx.tools.register(tool('sleep', () => new Promise((resolve) => setTimeout(() => resolve(null), SLEEP_MS)), true))
+  return { ctx, agent, nativeCtx }
+}
+
+let callCounter = 0
+async function runCode(agent: Agent, code: string): Promise<void> {
+  callCounter += 1
+  const result = await agent.ctx.tools.execute({
+    callId: `bench-${callCounter}`,
+    name: 'run_code',
+    arguments: { code },
+    signal: new AbortController().signal,
+  })
+  if (result.isError) throw new Error(`bench program failed: ${result.error.message}`)
+}
+
+async function benchEngine(name: keyof typeof TARGETS, create: () => Promise<SandboxEngine>): Promise<void> {
+  const targets = TARGETS[name]
+  console.log(`\n== ${name} ==`)
+  const createStart = performance.now()
+  const engine = await create()
+  const created = performance.now() - createStart
+  const { agent, nativeCtx } = deployment(engine)
+  const first = await time(() => runCode(agent, 'return 1'))
+  console.log(`first run: engine created in ${fmt(created)}, first return 1 via run_code ${fmt(first)}`)
+
+  for (let i = 0; i < 30; i++) await runCode(agent, 'return 1')
+  const warm: number[] = []
+  for (let i = 0; i < WARM_RUNS; i++) warm.push(await time(() => runCode(agent, 'return 1')))
+  const direct: number[] = []
+  const limits = resolveLimits()
+  const host = { call: async () => ({ ok: false as const, message: 'none', code: 'NONE' }), log() {} }
+  for (let i = 0; i < WARM_RUNS; i++) {
+    direct.push(await time(() => engine.run({ code: 'return 1', tools: [], limits, host, signal: new AbortController().signal })))
+  }
+  const warmMedian = median(warm)
+  console.log(
+    `warm return 1: run_code median ${fmt(warmMedian)} (p95 ${fmt(percentile(warm, 0.95))}); engine.run median ${fmt(median(direct))}` +
+      verdict(warmMedian, targets.warmReturnMs),
+  )
+
+  const sequential = `for (let i = 0; i < ${SEQUENTIAL_CALLS}; i++) await tools.noop({ i })\nreturn ${SEQUENTIAL_CALLS}`
+  // Warm the JIT on both paths before timing: the first thousands of calls run unoptimized code.
+  for (let i = 0; i < 5; i++) await runCode(agent, sequential)
+  for (let i = 0; i < 5 * SEQUENTIAL_CALLS; i++) {
+    await nativeCtx.tools.execute({ callId: `w${i}`, name: 'noop', arguments: { i }, signal: new AbortController().signal })
+  }
+  const codeRuns: number[] = []
+  for (let i = 0; i < 9; i++) codeRuns.push(await time(() => runCode(agent, sequential)))
+  const nativeRuns: number[] = []
+  for (let r = 0; r < 9; r++) {
+    nativeRuns.push(
+      await time(async () => {
+        for (let i = 0; i < SEQUENTIAL_CALLS; i++) {
+          await nativeCtx.tools.execute({ callId: `n${i}`, name: 'noop', arguments: { i }, signal: new AbortController().signal })
+        }
+      }),
+    )
+  }
+  const perSubCall = (median(codeRuns) - warmMedian) / SEQUENTIAL_CALLS
+  const perNative = median(nativeRuns) / SEQUENTIAL_CALLS
+  console.log(
+    `sub-call (${SEQUENTIAL_CALLS} sequential): ${fmt(perSubCall, 'us')} each; native execute() ${fmt(perNative, 'us')} each; ` +
+      `ratio ${(perSubCall / perNative).toFixed(2)}x; bridge overhead ${fmt(perSubCall - perNative, 'us')}` +
+      verdict((perSubCall - perNative) * 1000, targets.subCallUs),
+  )
+
+  const parallel = `await Promise.all(Array.from({ length: ${PARALLEL_CALLS} }, () => tools.sleep({})))\nreturn ${PARALLEL_CALLS}`
+  await runCode(agent, parallel)
+  const parallelRuns: number[] = []
+  for (let i = 0; i < 10; i++) parallelRuns.push(await time(() => runCode(agent, parallel)))
+  const nativeParallel: number[] = []
+  for (let i = 0; i < 10; i++) {
+    nativeParallel.push(
+      await time(() =>
+        Promise.all(
+          Array.from({ length: PARALLEL_CALLS }, (_, n) =>
+            nativeCtx.tools.execute({ callId: `p${n}`, name: 'sleep', arguments: {}, signal: new AbortController().signal }),
+          ),
+        ),
+      ),
+    )
+  }
+  const parallelMedian = median(parallelRuns)
+  console.log(
+    `Promise.all ${PARALLEL_CALLS} x ${SLEEP_MS} ms: ${fmt(parallelMedian)}; native ${fmt(median(nativeParallel))}; ` +
+      `ratio ${(parallelMedian / median(nativeParallel)).toFixed(2)}x` +
+      verdict(parallelMedian, targets.parallelMs),
+  )
+  const memory = process.memoryUsage()
+  console.log(`host memory after the runs: rss ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB`)
+  await engine.dispose()
+}
+
+async function main(): Promise<void> {
+  console.log(`Code Mode bench: Node ${process.version}, ${WARM_RUNS} warm runs per figure (medians)`)
+  await benchEngine('quickjs', async () => createQuickJSEngine())
+  let ivmMissing: string | undefined
+  try {
+    createRequire(import.meta.url)('isolated-vm')
+  } catch (error) {
+    ivmMissing = error instanceof Error ? error.message : String(error)
+  }
+  if (ivmMissing === undefined) await benchEngine('isolated-vm', () => createIsolatedVmEngine())
+  else console.log(`\n== isolated-vm == not available here: ${ivmMissing}`)
+}
+
+await main()
