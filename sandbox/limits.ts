@@ -6,7 +6,8 @@ import type { SandboxLimitName, SandboxLimits } from './engine.ts'
  * the host: every figure is overridable per engine or per `run_code` tool.
  */
 export const DEFAULT_LIMITS: SandboxLimits = Object.freeze({
-  wallTimeMs: 30_000,
+  // Time a sub-call spends waiting for approval counts here: raise it where humans approve.
+  wallTimeMs: 60_000,
   cpuTimeMs: 5_000,
   memoryLimitBytes: 64 * 1024 * 1024,
   stackSizeBytes: 256 * 1024,

@@ -1,5 +1,5 @@
 import type { Agent, CodeModeHost, CodeModeTransport, ToolRuntime } from '../src/context.ts'
-import { ToolArgsError, ToolError, ToolErrorCode } from '../src/errors.ts'
+import { ToolError, ToolErrorCode } from '../src/errors.ts'
 import type { ToolRunContext } from '../src/execution.ts'
 import { parseDurableJson } from '../src/json-boundary.ts'
 import type { JsonValue } from '../src/json-boundary.ts'
@@ -7,6 +7,7 @@ import type { ContentBlock } from '../src/messages.ts'
 import type { CodeModeTool } from '../src/registry.ts'
 import { RUN_CODE } from '../src/registry.ts'
 import type { JsonSchemaNode, ObjectJsonSchema } from '../src/schema/types.ts'
+import { validateArgs } from '../src/schema/validate.ts'
 import type { ToolDefinition } from '../src/tool.ts'
 import { generateSdk, renderRunCodeDescription, typeCheckProgram } from '../sdk-gen/index.ts'
 import type { GeneratedSdk } from '../sdk-gen/index.ts'
@@ -127,21 +128,22 @@ function sdkFor(tools: readonly ToolDefinition[]): GeneratedSdk {
 }
 
 /**
- * The SDK generated for an agent's view, keyed by the exact definitions it holds; views change
- * rarely and generation is the costly part of `describe` and of every run's bindings.
+ * SDKs generated per view, keyed by the tool names and checked against the exact definitions:
+ * views change rarely and generation is the costly part of `describe` and of every run's bindings.
+ * Bounded, so a deployment with many distinct views cannot grow it without end.
  */
 class SdkCache {
-  #tools: readonly ToolDefinition[] = []
-  #sdk: GeneratedSdk | undefined
+  static readonly MAX_ENTRIES = 64
+  readonly #entries = new Map<string, { tools: readonly ToolDefinition[]; sdk: GeneratedSdk }>()
 
   get(tools: readonly ToolDefinition[]): GeneratedSdk {
-    const cached = this.#sdk
-    if (cached !== undefined && tools.length === this.#tools.length && tools.every((tool, index) => tool === this.#tools[index])) {
-      return cached
-    }
+    const key = tools.map((tool) => tool.name).join('\u0000')
+    const cached = this.#entries.get(key)
+    if (cached !== undefined && cached.tools.every((tool, index) => tool === tools[index])) return cached.sdk
     const sdk = sdkFor(tools)
-    this.#tools = tools
-    this.#sdk = sdk
+    this.#entries.delete(key)
+    this.#entries.set(key, { tools, sdk })
+    if (this.#entries.size > SdkCache.MAX_ENTRIES) this.#entries.delete(this.#entries.keys().next().value as string)
     return sdk
   }
 }
@@ -185,10 +187,7 @@ async function runProgram(
   args: unknown,
   exec: ToolRunContext,
 ): Promise<RunCodeValue> {
-  const code = (args as { code?: unknown } | null)?.code
-  if (typeof code !== 'string') {
-    throw new ToolArgsError(RUN_CODE, [{ path: '$.code', expected: 'string (the program text)', found: code === undefined ? 'missing' : typeof code }])
-  }
+  const { code } = validateArgs(PARAMETERS, args, RUN_CODE) as { code: string }
   if (Buffer.byteLength(code, 'utf8') > limits.maxSourceBytes) {
     throw codeRunFailed(`The program was not run: ${describeLimit('maxSourceBytes', limits)} (limit: maxSourceBytes).`)
   }

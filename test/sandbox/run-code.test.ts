@@ -300,6 +300,49 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     expect(agent.session.events.filter((event) => event.type === 'tool/code-dispatch')).toHaveLength(1)
   })
 
+  it('keeps the description short and serves the same declarations for a system prompt when asked', () => {
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, sdkIn: 'system-prompt' }) } })
+    registerTools(ctx, [])
+    const agent = ctx.agent('a')
+    const [schema] = agent.ctx.tools.schemas()
+    expect(schema?.description).not.toContain('add(args')
+    expect(schema?.description).toMatch(/system prompt/)
+    const declarations = codeModeDeclarations(agent.ctx.tools)
+    expect(declarations).toContain('declare const tools')
+    expect(declarations).toContain('add(args: {')
+  })
+
+  it('rejects malformed run_code arguments as INVALID_ARGS naming the field', async () => {
+    const { agent } = setup()
+    const result = await agent.ctx.tools.execute(call('run_code', { code: 42 }))
+    expect(codeOf(result)).toBe('INVALID_ARGS')
+    expect(result.isError && result.error.message).toContain('$.code')
+    const extra = await agent.ctx.tools.execute(call('run_code', { code: 'return 1', shell: 'rm -rf /' }))
+    expect(codeOf(extra)).toBe('INVALID_ARGS')
+  })
+
+  it('refuses a program over the source limit before stripping or running it', async () => {
+    const events: string[] = []
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, limits: { maxSourceBytes: 64 } }) } })
+    registerTools(ctx, events)
+    const result = await ctx.agent('a').ctx.tools.execute(call('run_code', { code: `await tools.exclusive({ id: 'x' }) // ${'x'.repeat(100)}` }))
+    expect(codeOf(result)).toBe('CODE_RUN_FAILED')
+    expect(result.isError && result.error.message).toMatch(/maxSourceBytes/)
+    expect(events).toEqual([])
+  })
+
+  it('refuses a program with type errors when type checking is on, naming the line', async () => {
+    const events: string[] = []
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, typeCheck: true }) } })
+    registerTools(ctx, events)
+    const agent = ctx.agent('a')
+    const bad = await agent.ctx.tools.execute(call('run_code', { code: 'const n = 1\nreturn await tools.add({ a: "one", b: n })' }))
+    expect(codeOf(bad)).toBe('CODE_RUN_FAILED')
+    expect(bad.isError && bad.error.message).toMatch(/line 2/)
+    const good = await agent.ctx.tools.execute(call('run_code', { code: 'return await tools.add({ a: 1, b: 2 })' }))
+    expect(good.value).toMatchObject({ result: 3 })
+  })
+
   it('aborts and drains sub-calls still pending when the program returns', async () => {
     const { agent, events, run } = setup()
     const result = await run('tools.hang({}); await tools.add({ a: 0, b: 0 }); return "done"')
