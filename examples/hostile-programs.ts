@@ -39,18 +39,18 @@ export interface HostileProgram {
 
 export const HOSTILE: readonly HostileProgram[] = [
   // An await first: an engine that only times synchronous code would miss the loop that follows.
-  { name: 'infinite loop after an await', code: 'await tools.list_files({})\nwhile (true) {}', expect: '(limit: cpuTimeMs)' },
+  { name: 'infinite loop after an await', code: 'await tools.list_files({})\nwhile (true) {}', expect: 'by its cpuTimeMs limit' },
   // Big chunks: heap limits bite long before the CPU limit does (small ones would spend it on GC).
-  { name: 'allocation without end', code: 'const hoard = []\nwhile (true) hoard.push(new Array(1_000_000).fill(hoard.length))', expect: '(limit: memoryLimitBytes)' },
-  { name: 'runaway recursion', code: 'const dive = (n: number): number => dive(n + 1) + 1\nreturn dive(0)', expect: '(limit: stackSizeBytes)' },
+  { name: 'allocation without end', code: 'const hoard = []\nwhile (true) hoard.push(new Array(1_000_000).fill(hoard.length))', expect: 'by its memoryLimitBytes limit' },
+  { name: 'runaway recursion', code: 'const dive = (n: number): number => dive(n + 1) + 1\nreturn dive(0)', expect: 'by its stackSizeBytes limit' },
   {
     name: 'a Promise flood of 1000 sub-calls',
     code: 'await Promise.all(Array.from({ length: 1000 }, () => tools.read_file({ path: "README.md" })))',
-    expect: '(limit: maxSubCallsInFlight)',
+    expect: 'by its maxSubCallsInFlight limit',
   },
-  { name: 'sub-calls one after another, forever', code: 'for (let i = 0; ; i++) await tools.list_files({})', expect: '(limit: maxSubCalls)' },
-  { name: 'a console flood', code: 'while (true) console.log("spam ".repeat(20))', expect: '(limit: maxLogBytes)' },
-  { name: 'a giant return value', code: 'return "x".repeat(1_000_000)', expect: '(limit: maxResultBytes)' },
+  { name: 'sub-calls one after another, forever', code: 'for (let i = 0; ; i++) await tools.list_files({})', expect: 'by its maxSubCalls limit' },
+  { name: 'a console flood', code: 'while (true) console.log("spam ".repeat(20))', expect: 'by its maxLogBytes limit' },
+  { name: 'a giant return value', code: 'return "x".repeat(1_000_000)', expect: 'by its maxResultBytes limit' },
   { name: 'a cyclic return value', code: 'const node: any = { name: "loop" }\nnode.next = node\nreturn node', expect: '$.next' },
   {
     name: 'reaching for host globals',

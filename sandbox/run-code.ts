@@ -98,7 +98,7 @@ function describeFailure(failure: EngineFailure, limits: SandboxLimits, logs: re
   let message: string
   switch (failure.kind) {
     case 'limit':
-      message = `The program was stopped: ${describeLimit(failure.limit, limits)} (limit: ${failure.limit}).`
+      message = `The program was stopped by its ${failure.limit} limit: ${describeLimit(failure.limit, limits)}.`
       break
     case 'guest': {
       const where = failure.line === undefined ? '' : ` at line ${failure.line}${failure.column === undefined ? '' : `, column ${failure.column}`}`
@@ -107,7 +107,7 @@ function describeFailure(failure: EngineFailure, limits: SandboxLimits, logs: re
       break
     }
     case 'result':
-      message = `The program's return value is not JSON at ${failure.path}: ${failure.message}`
+      message = `The program's return value cannot be returned: ${failure.message}`
       break
     case 'aborted':
       message = `The program was cancelled: ${failure.message}`

@@ -89,6 +89,7 @@ export { JsonBoundaryError, parseDurableJson, parseJsonText, snapshotJson, strin
 export type { JsonObject, JsonValue } from './json-boundary.ts'
 
 // Messages, presentation and the session log
+export { text } from './messages.ts'
 export type { ContentBlock, ImageContent, TextContent, UserMessage } from './messages.ts'
 export { presentToolCall, presentToolResult } from './presentation.ts'
 export type {

@@ -341,11 +341,8 @@ async function admit(host: PipelineHost, caller: ScopeNode, exec: ToolExecution)
     decision = DECISION_RANK[strictest.kind] > DECISION_RANK[final.kind] ? strictest : final
   }
   if (decision.kind === 'deny') return denied(exec, decision.reason)
-  if (decision.kind === 'ask') {
-    const answer = await askApproval(host, exec, decision.reason)
-    if (answer !== undefined) return answer
-    if (exec.signal.aborted) return abortedBeforeDispatch(exec)
-  }
+  // Guards run after every pre-execute listener and before any human is asked: a call a guard
+  // denies anyway never reaches the approval service.
   for (const guard of host.registry.guardsFor(caller)) {
     let verdict: unknown
     try {
@@ -356,6 +353,10 @@ async function admit(host: PipelineHost, caller: ScopeNode, exec: ToolExecution)
     if (verdict === undefined) continue
     if (typeof verdict === 'string') return denied(exec, verdict.length > 0 ? verdict : 'denied by a guard')
     return denied(exec, 'a guard returned something other than a reason string')
+  }
+  if (decision.kind === 'ask') {
+    const answer = await askApproval(host, exec, decision.reason)
+    if (answer !== undefined) return answer
   }
   return undefined
 }

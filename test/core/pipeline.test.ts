@@ -241,6 +241,17 @@ describe('guards', () => {
     expect(result.isError && result.error.message).toContain('guarded')
   })
 
+  it('deny before any human is asked when the pre-execute decision was ask', async () => {
+    const request = vi.fn(async () => 'allowed-once')
+    const ctx = createContext({ approval: { request } })
+    ctx.tools.register(rawTool('t'))
+    ctx.on('tools/pre-execute', async () => ({ kind: 'ask' }))
+    ctx.tools.guard(() => 'never this one')
+    const result = await ctx.agent('a').ctx.tools.execute(call('t'))
+    expect(result.isError && result.error.message).toContain('never this one')
+    expect(request).not.toHaveBeenCalled()
+  })
+
   it('apply globally from the root and only to their agent from an agent context', async () => {
     const ctx = createContext()
     ctx.tools.register(rawTool('t'))
