@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads'
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 
 /**
@@ -41,6 +41,8 @@ export interface WorkerRunHandler {
 /** A worker lent to one run. Post run messages with `post`; give it back with the pool's `release`/`discard`. */
 export interface LeasedWorker {
   post(message: unknown): void
+  /** Answer sub-call `call` of run `run` with envelope text (see worker.js: it may be blocked waiting). */
+  reply(run: number, call: number, envelope: string): void
   attach(handler: WorkerRunHandler): void
 }
 
@@ -52,10 +54,26 @@ class Slot implements LeasedWorker {
   /** True once the thread has been ready at least once (a crash before that is a startup failure). */
   everReady = false
 
-  constructor(readonly worker: Worker) {}
+  /**
+   * @param replies Our end of the channel sub-call answers travel on; the worker reads its end with
+   *   `receiveMessageOnPort` while it blocks, never through its event loop.
+   * @param wake Bumped and notified after each answer, to wake the worker from `Atomics.wait`.
+   */
+  constructor(
+    readonly worker: Worker,
+    readonly replies: MessagePort,
+    readonly wake: Int32Array,
+  ) {}
 
   post(message: unknown): void {
     this.worker.postMessage(message)
+  }
+
+  reply(run: number, call: number, envelope: string): void {
+    // Post first, then bump: the worker reads the word before draining the port (worker.js).
+    this.replies.postMessage([run, call, envelope])
+    Atomics.add(this.wake, 0, 1)
+    Atomics.notify(this.wake, 0)
   }
 
   attach(handler: WorkerRunHandler): void {
@@ -157,12 +175,17 @@ export class WorkerPool {
   }
 
   #spawn(): void {
+    const wake = new Int32Array(new SharedArrayBuffer(4))
+    const { port1, port2 } = new MessageChannel()
     const worker = new Worker(this.#workerUrl, {
-      workerData: this.#boot,
+      workerData: { ...this.#boot, wake: wake.buffer, replies: port2 },
+      transferList: [port2],
       // The worker is plain JavaScript: no loaders or test-runner flags of the parent.
       execArgv: [],
     })
-    const slot = new Slot(worker)
+    // Nothing listens on our end; it must never keep the process alive.
+    port1.unref()
+    const slot = new Slot(worker, port1, wake)
     this.#slots.add(slot)
     worker.on('message', (message: { t: string }) => {
       if (message.t === 'ready') {
@@ -185,6 +208,7 @@ export class WorkerPool {
       slot.handler = undefined
       slot.state = 'dead'
       this.#slots.delete(slot)
+      slot.replies.close()
       handler?.lost('crashed')
       if (this.#disposed) return
       if (diedAtStartup) {
@@ -204,6 +228,7 @@ export class WorkerPool {
   #kill(slot: Slot): Promise<number> {
     slot.state = 'dead'
     this.#slots.delete(slot)
+    slot.replies.close()
     return slot.worker.terminate()
   }
 

@@ -2,23 +2,40 @@
 // TypeScript worker without a loader. The main thread (quickjs-engine.ts) owns every decision about
 // results; this file only runs one program at a time in a fresh QuickJS runtime and reports.
 //
-// Protocol (all messages are small plain objects):
-//   main → worker  { t: 'run', run, code, toolsJson, names, limits }
-//                  { t: 'settle', run, call, envelope }        answer of one sub-call
-//   worker → main  { t: 'ready' }                               module loaded, idle
+// Protocol (all messages are small):
+//   main → worker  { t: 'run', run, code, toolsJson, names, limits }   on parentPort
+//                  [run, call, envelope]                answer of one sub-call, on the `replies`
+//                                                       port of workerData; the main thread then
+//                                                       bumps `wake[0]` and notifies it
+//   worker → main  { t: 'ready' }                       idle, with a prepared context
 //                  { t: 'calls', run, calls: [[call, name, argsJson], ...] }
-//                                                              sub-calls started in one guest slice,
-//                                                              in program order
-//                  { t: 'log', run, level, text }               one console line
-//                  { t: 'done', run, outcome, reset }           outcome: see finishRun()
+//                                                       sub-calls started in one guest slice,
+//                                                       in program order
+//                  { t: 'log', run, level, text }       one console line
+//                  { t: 'done', run, outcome, reset }   outcome: see finishRun()
 // `reset: true` means the worker throws its WASM module away and loads a fresh one before its
 // next run (after any limit breach or fault); it posts 'ready' again when that is done.
+//
+// Two things keep the per-run and per-call costs low:
+//  - Evaluating the prelude costs about 1 ms (QuickJS compiles ~12 KB of source), several times
+//    everything else a short run does. So after each run (and at start) the worker prepares the
+//    NEXT fresh runtime+context with the prelude already evaluated and only then says 'ready'; a
+//    run starts on it with `init(toolsJson)` and its program. A prepared context is used by one
+//    program at most and disposed after it, exactly like one created on demand.
+//  - While a run waits for sub-call answers, the worker does not go back to its event loop: it
+//    blocks in `Atomics.wait` on `wake` (never past the run's wall deadline) and takes every
+//    answer that has arrived with `receiveMessageOnPort`, then runs the guest once for all of
+//    them. That skips the event loop and message-event dispatch on every answer. The main thread
+//    still ends a run by terminating the worker (which interrupts the wait) on abort or when its
+//    own watchdog fires.
 
-import { parentPort, workerData } from 'node:worker_threads'
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
 
-const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemoryLimit } = workerData
+const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemoryLimit, wake, replies } = workerData
+/** Bumped by the main thread after every answer it posts on `replies`. */
+const wakeWord = new Int32Array(wake)
 
 const PAGE = 65536
 // The build needs 16 MiB of initial memory (static data, C stack); the guest heap comes on top.
@@ -27,11 +44,20 @@ const BASE_PAGES = 256
 const MAX_STACK_BYTES = 256 * 1024
 const LOG_LEVELS = new Set(['log', 'info', 'warn', 'error'])
 
-/** @type {import('quickjs-emscripten-core').QuickJSWASMModule} */
+/** @type {import('quickjs-emscripten-core').QuickJSWASMModule | undefined} */
 let quickjs
 let moduleMemoryLimit = -1
 
+/**
+ * The prepared context: `{ runtime, context, api, box }`, fresh, the prelude evaluated, no program
+ * run in it yet; `box.run` is the run it serves once taken. Undefined while none is prepared.
+ */
+let spare
+
 async function loadModule(memoryLimitBytes) {
+  spare = undefined
+  quickjs = undefined
+  moduleMemoryLimit = -1
   const memory = new WebAssembly.Memory({
     initial: BASE_PAGES,
     maximum: BASE_PAGES + Math.ceil(memoryLimitBytes / PAGE),
@@ -40,22 +66,67 @@ async function loadModule(memoryLimitBytes) {
   moduleMemoryLimit = memoryLimitBytes
 }
 
-/** The run in progress, or undefined. */
-let current
+/**
+ * A fresh runtime+context in the current module with the raw host functions installed and the
+ * prelude evaluated (contract steps 1 and 2 of guest-runtime.ts). The host functions and the
+ * interrupt handler act for `box.run`, which stays undefined until a run takes the context; the
+ * prelude calls neither while it is evaluated. Throws if the prelude fails (a broken install).
+ */
+function prepareContext() {
+  const runtime = quickjs.newRuntime()
+  const box = { run: undefined }
+  let context
+  try {
+    runtime.setMemoryLimit(moduleMemoryLimit)
+    runtime.setMaxStackSize(MAX_STACK_BYTES)
+    runtime.setInterruptHandler(() => box.run !== undefined && shouldInterrupt(box.run))
+    context = runtime.newContext()
+    const call = context.newFunction('__codemode_call', (nameHandle, argsHandle) =>
+      box.run === undefined ? undefined : hostCall(box.run, nameHandle, argsHandle),
+    )
+    context.setProp(context.global, '__codemode_call', call)
+    call.dispose()
+    const log = context.newFunction('__codemode_log', (levelHandle, textHandle) => {
+      if (box.run !== undefined) hostLog(box.run, levelHandle, textHandle)
+    })
+    context.setProp(context.global, '__codemode_log', log)
+    log.dispose()
+    const api = context.evalCode(prelude, runtimeFilename)
+    if (api.error !== undefined) {
+      const dumped = context.dump(api.error)
+      api.error.dispose()
+      throw new Error(`the prelude failed: ${typeof dumped?.message === 'string' ? dumped.message : String(dumped)}`)
+    }
+    return { runtime, context, api: api.value, box }
+  } catch (error) {
+    context?.dispose()
+    runtime.dispose()
+    throw error
+  }
+}
+
+/** Prepare the next context, then tell the main thread this worker is idle. */
+function prepareAndAnnounce() {
+  try {
+    spare = prepareContext()
+  } catch (error) {
+    // The module or the prelude is broken: nothing could run here. The pool replaces the thread.
+    parentPort.postMessage({ t: 'fatal', message: String(error?.message ?? error) })
+    process.exit(1)
+  }
+  parentPort.postMessage({ t: 'ready' })
+}
 
 parentPort.on('message', (message) => {
-  if (message.t === 'run') {
-    startRun(message)
-  } else if (message.t === 'settle') {
-    if (current !== undefined && current.id === message.run) settleCall(current, message.call, message.envelope)
-  }
+  if (message.t === 'run') void startRun(message)
 })
 
 async function startRun(message) {
-  if (moduleMemoryLimit !== message.limits.memoryLimitBytes) {
-    await loadModule(message.limits.memoryLimitBytes)
-  }
   const limits = message.limits
+  if (moduleMemoryLimit !== limits.memoryLimitBytes) {
+    // A run with another heap size than the warm module's: rebuild the module for it (rare).
+    await loadModule(limits.memoryLimitBytes)
+  }
   const run = {
     id: message.run,
     limits,
@@ -74,36 +145,31 @@ async function startRun(message) {
     sliceStart: -1,
     deadline: performance.now() + limits.wallTimeMs,
     kill: undefined,
-    wallTimer: undefined,
     done: false,
+    reset: false,
   }
-  current = run
   try {
     begin(run, message)
+    while (!run.done) awaitReplies(run)
   } catch (error) {
     fault(run, error)
   }
+  recycle(run)
 }
 
 function begin(run, message) {
-  const runtime = quickjs.newRuntime()
+  let prepared = spare
+  spare = undefined
+  // Only when the module was just rebuilt for this run; otherwise the run finds one prepared.
+  prepared ??= prepareContext()
+  const { runtime, context } = prepared
   run.runtime = runtime
+  run.context = context
+  run.api = prepared.api
   runtime.setMemoryLimit(run.limits.memoryLimitBytes)
   runtime.setMaxStackSize(Math.min(run.limits.stackSizeBytes, MAX_STACK_BYTES))
-  runtime.setInterruptHandler(() => shouldInterrupt(run))
-  const context = runtime.newContext()
-  run.context = context
+  prepared.box.run = run
 
-  const call = context.newFunction('__codemode_call', (nameHandle, argsHandle) => hostCall(run, nameHandle, argsHandle))
-  context.setProp(context.global, '__codemode_call', call)
-  call.dispose()
-  const log = context.newFunction('__codemode_log', (levelHandle, textHandle) => hostLog(run, levelHandle, textHandle))
-  context.setProp(context.global, '__codemode_log', log)
-  log.dispose()
-
-  const api = guest(run, () => context.evalCode(prelude, runtimeFilename))
-  if (api.error !== undefined) return failWith(run, api.error)
-  run.api = api.value
   const toolsJson = context.newString(message.toolsJson)
   const init = context.getProp(run.api, 'init')
   const initResult = guest(run, () => context.callFunction(init, context.undefined, toolsJson))
@@ -115,12 +181,45 @@ function begin(run, message) {
   const program = guest(run, () => context.evalCode(message.code, programFilename))
   if (program.error !== undefined) return failWith(run, program.error)
   run.promise = program.value
-  run.wallTimer = setTimeout(() => {
-    if (run.done) return
-    run.kill ??= 'wallTimeMs'
-    finishRun(run, { kind: 'limit', limit: run.kill }, true)
-  }, Math.max(0, run.deadline - performance.now()))
   pump(run)
+}
+
+/**
+ * The guest is waiting (on sub-calls, or on nothing at all): block until the main thread posts
+ * an answer or the wall deadline passes, then settle whatever arrived. The main thread bumps
+ * `wakeWord` AFTER posting, and `seen` is read BEFORE the port is drained, so an answer that
+ * lands between the drain and the wait makes the wait return at once instead of being missed.
+ */
+function awaitReplies(run) {
+  const seen = Atomics.load(wakeWord, 0)
+  if (takeReplies(run) || run.done) return
+  const remaining = run.deadline - performance.now()
+  if (remaining <= 0) {
+    run.kill ??= 'wallTimeMs'
+    return finishRun(run, { kind: 'limit', limit: run.kill }, true)
+  }
+  Atomics.wait(wakeWord, 0, seen, remaining)
+}
+
+/** Resolve every answer that has arrived for this run, then run the guest once for all of them. */
+function takeReplies(run) {
+  let settled = false
+  for (let entry = receiveMessageOnPort(replies); entry !== undefined; entry = receiveMessageOnPort(replies)) {
+    const [runId, id, envelope] = entry.message
+    // Late answers to an earlier run (it ended before the host answered) are dropped here.
+    if (runId !== run.id) continue
+    const deferred = run.pending.get(id)
+    if (deferred === undefined) continue
+    run.pending.delete(id)
+    run.inFlight -= 1
+    const text = run.context.newString(envelope)
+    deferred.resolve(text)
+    text.dispose()
+    deferred.dispose()
+    settled = true
+  }
+  if (settled) pump(run)
+  return settled
 }
 
 /** Run guest code, counting the time spent as the guest's CPU time; then send the calls it started. */
@@ -202,22 +301,6 @@ function hostLog(run, levelHandle, textHandle) {
   parentPort.postMessage({ t: 'log', run: run.id, level: LOG_LEVELS.has(level) ? level : 'log', text })
 }
 
-function settleCall(run, id, envelope) {
-  const deferred = run.pending.get(id)
-  if (deferred === undefined || run.done) return
-  run.pending.delete(id)
-  run.inFlight -= 1
-  try {
-    const text = run.context.newString(envelope)
-    deferred.resolve(text)
-    text.dispose()
-    deferred.dispose()
-    pump(run)
-  } catch (error) {
-    fault(run, error)
-  }
-}
-
 /** Run pending jobs, then see whether the program is finished, stuck or broke a limit. */
 function pump(run) {
   if (run.done) return
@@ -266,7 +349,7 @@ function failWith(run, errorHandle) {
     }
   }
   if (raw === undefined) {
-    // A syntax error in the prelude's absence, or describeError itself failed (out of memory).
+    // describeError itself failed (out of memory, exhausted stack).
     const dumped = run.context.dump(errorHandle)
     raw = {
       name: typeof dumped?.name === 'string' ? dumped.name : 'Error',
@@ -296,48 +379,38 @@ function fault(run, error) {
 }
 
 /**
- * End the run once. outcome: { kind: 'finish', text } (prelude `finish` text) | { kind: 'error',
+ * End the run once: report it at once, so the result does not wait for the clean-up (see
+ * recycle()). outcome: { kind: 'finish', text } (prelude `finish` text) | { kind: 'error',
  * error: {name, message, stack} } | { kind: 'limit', limit } | { kind: 'fault', message }.
  */
 function finishRun(run, outcome, reset) {
   if (run.done) return
   run.done = true
-  clearTimeout(run.wallTimer)
-  if (current === run) current = undefined
+  run.reset = reset
   parentPort.postMessage({ t: 'done', run: run.id, outcome, reset })
-  if (reset) {
-    // Nothing of a breached runtime is trusted or freed piecemeal: the whole module goes.
-    quickjs = undefined
-    moduleMemoryLimit = -1
-    loadModule(run.limits.memoryLimitBytes).then(
-      () => parentPort.postMessage({ t: 'ready' }),
-      () => process.exit(1),
-    )
-    return
-  }
-  try {
-    for (const deferred of run.pending.values()) deferred.dispose()
-    run.pending.clear()
-    run.promise?.dispose()
-    run.api?.dispose()
-    run.context?.dispose()
-    run.runtime?.dispose()
-    parentPort.postMessage({ t: 'ready' })
-  } catch {
-    // Freeing failed (a leaked handle): start over with a fresh module rather than guess.
-    quickjs = undefined
-    moduleMemoryLimit = -1
-    loadModule(run.limits.memoryLimitBytes).then(
-      () => parentPort.postMessage({ t: 'ready' }),
-      () => process.exit(1),
-    )
-  }
 }
 
-loadModule(initialMemoryLimit).then(
-  () => parentPort.postMessage({ t: 'ready' }),
-  (error) => {
-    parentPort.postMessage({ t: 'fatal', message: String(error?.message ?? error) })
-    process.exit(1)
-  },
-)
+/** After a run: free its runtime (or the whole module), prepare the next context, say 'ready'. */
+function recycle(run) {
+  if (!run.reset) {
+    try {
+      for (const deferred of run.pending.values()) deferred.dispose()
+      run.pending.clear()
+      run.promise?.dispose()
+      run.api?.dispose()
+      run.context?.dispose()
+      run.runtime?.dispose()
+      prepareAndAnnounce()
+      return
+    } catch {
+      // Freeing failed (a leaked handle): start over with a fresh module rather than guess.
+    }
+  }
+  // Nothing of a breached runtime is trusted or freed piecemeal: the whole module goes.
+  loadModule(run.limits.memoryLimitBytes).then(prepareAndAnnounce, () => process.exit(1))
+}
+
+loadModule(initialMemoryLimit).then(prepareAndAnnounce, (error) => {
+  parentPort.postMessage({ t: 'fatal', message: String(error?.message ?? error) })
+  process.exit(1)
+})

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { EngineRunResult, SandboxEngine } from '../../sandbox/engine.ts'
+import type { EngineRunResult, GuestHost, HostCallOutcome, SandboxEngine } from '../../sandbox/engine.ts'
 import { resolveLimits } from '../../sandbox/limits.ts'
 import { createQuickJSEngine } from '../../sandbox/quickjs/quickjs-engine.ts'
 import { CONTRACT_LIMITS, CONTRACT_TOOLS, engineContract, fakeHost } from './contract.ts'
@@ -81,6 +81,31 @@ describe('quickjs engine', () => {
     const result = await runOn(engine, 'while (true) {}', { cpuTimeMs: 20_000, wallTimeMs: 10_000 })
     expect(result).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'cpuTimeMs' } })
     expect(!result.ok && result.error.message).toContain('150')
+  })
+
+  it('drops a late answer to an ended run instead of settling the next run on the same worker', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    // Each host answers `echo` with its own tag after `delayMs`; call ids restart at 0 every run.
+    const delayedHost = (tag: string, delayMs: number): GuestHost => ({
+      call: () =>
+        new Promise<HostCallOutcome>((resolve) => setTimeout(() => resolve({ ok: true, valueJson: JSON.stringify(tag) }), delayMs)),
+      log() {},
+    })
+    const runWith = (code: string, host: GuestHost) =>
+      engine.run({ code, tools: CONTRACT_TOOLS, limits: resolveLimits(CONTRACT_LIMITS), host, signal: new AbortController().signal })
+    // Run A ends at once; its call 0 is answered 30 ms later, while run B waits on its own call 0.
+    expect(await runWith('tools.echo({}); return "a"', delayedHost('late answer to a', 30))).toEqual({ ok: true, resultJson: '"a"' })
+    expect(await runWith('return await tools.echo({})', delayedHost('b', 120))).toEqual({ ok: true, resultJson: '"b"' })
+  })
+
+  it('starts runs on prepared contexts that never carry state from an earlier run', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    const probe = 'const seen = typeof globalThis.mark; globalThis.mark = 1; return [seen, typeof tools.echo, Object.isFrozen(console)]'
+    const fresh = { ok: true, resultJson: '["undefined","function",true]' }
+    for (let i = 0; i < 5; i++) expect(await runOn(engine, probe)).toEqual(fresh)
+    // Queued back to back, so most of these start while the worker is still preparing.
+    const results = await Promise.all(Array.from({ length: 5 }, () => runOn(engine, probe)))
+    for (const result of results) expect(result).toEqual(fresh)
   })
 
   it('runs a program whose memory limit differs from the warm workers', async () => {
