@@ -138,16 +138,32 @@ class QuickJSEngine implements SandboxEngine {
       const onAbort = (): void => kill(abortedResult())
       signal.addEventListener('abort', onAbort, { once: true })
 
+      // Sub-call answers. The first goes out at once; answers that come in while it is on its way
+      // (tools of one Promise.all finishing in the same turn of the event loop) go together at
+      // the end of that turn, so the worker wakes and runs the guest once for all of them.
+      let batch: (number | string)[] | undefined
+      const flushBatch = (): void => {
+        const answers = batch as (number | string)[]
+        batch = undefined
+        if (!over && answers.length > 0) worker.reply(runId, answers)
+      }
+      const answer = (call: number, envelope: string): void => {
+        if (over) return
+        if (batch !== undefined) {
+          batch.push(call, envelope)
+          return
+        }
+        worker.reply(runId, [call, envelope])
+        batch = []
+        setImmediate(flushBatch)
+      }
+
       worker.attach({
         message: (message: WorkerRunMessage) => {
           if (over || message.run !== runId) return
           switch (message.t) {
             case 'calls':
-              for (const [call, name, argsJson] of message.calls) {
-                callHost(host, name, argsJson, (envelope) => {
-                  if (!over) worker.reply(runId, call, envelope)
-                })
-              }
+              for (const [call, name, argsJson] of message.calls) callHost(host, name, argsJson, (envelope) => answer(call, envelope))
               return
             case 'log':
               try {

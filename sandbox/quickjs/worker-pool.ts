@@ -41,8 +41,11 @@ export interface WorkerRunHandler {
 /** A worker lent to one run. Post run messages with `post`; give it back with the pool's `release`/`discard`. */
 export interface LeasedWorker {
   post(message: unknown): void
-  /** Answer sub-call `call` of run `run` with envelope text (see worker.js: it may be blocked waiting). */
-  reply(run: number, call: number, envelope: string): void
+  /**
+   * Answer sub-calls of run `run`: `answers` is `[call, envelope, call, envelope, …]` (envelope
+   * text). The worker may be blocked waiting for it (see worker.js).
+   */
+  reply(run: number, answers: (number | string)[]): void
   attach(handler: WorkerRunHandler): void
 }
 
@@ -69,9 +72,9 @@ class Slot implements LeasedWorker {
     this.worker.postMessage(message)
   }
 
-  reply(run: number, call: number, envelope: string): void {
+  reply(run: number, answers: (number | string)[]): void {
     // Post first, then bump: the worker reads the word before draining the port (worker.js).
-    this.replies.postMessage([run, call, envelope])
+    this.replies.postMessage([run, answers])
     Atomics.add(this.wake, 0, 1)
     Atomics.notify(this.wake, 0)
   }

@@ -4,7 +4,8 @@
 //
 // Protocol (all messages are small):
 //   main → worker  { t: 'run', run, code, toolsJson, names, limits }   on parentPort
-//                  [run, call, envelope]                answer of one sub-call, on the `replies`
+//                  [run, [call, envelope, call, envelope, ...]]
+//                                                       answers of sub-calls, on the `replies`
 //                                                       port of workerData; the main thread then
 //                                                       bumps `wake[0]` and notifies it
 //   worker → main  { t: 'ready' }                       idle, with a prepared context
@@ -205,18 +206,20 @@ function awaitReplies(run) {
 function takeReplies(run) {
   let settled = false
   for (let entry = receiveMessageOnPort(replies); entry !== undefined; entry = receiveMessageOnPort(replies)) {
-    const [runId, id, envelope] = entry.message
+    const [runId, answers] = entry.message
     // Late answers to an earlier run (it ended before the host answered) are dropped here.
     if (runId !== run.id) continue
-    const deferred = run.pending.get(id)
-    if (deferred === undefined) continue
-    run.pending.delete(id)
-    run.inFlight -= 1
-    const text = run.context.newString(envelope)
-    deferred.resolve(text)
-    text.dispose()
-    deferred.dispose()
-    settled = true
+    for (let i = 0; i < answers.length; i += 2) {
+      const deferred = run.pending.get(answers[i])
+      if (deferred === undefined) continue
+      run.pending.delete(answers[i])
+      run.inFlight -= 1
+      const text = run.context.newString(answers[i + 1])
+      deferred.resolve(text)
+      text.dispose()
+      deferred.dispose()
+      settled = true
+    }
   }
   if (settled) pump(run)
   return settled
