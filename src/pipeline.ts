@@ -198,20 +198,21 @@ export async function runPipeline(
     token,
   })
 
-  const resolved = argsError === undefined ? resolveTool(host, caller, exec) : undefined
-  const entry = resolved !== undefined && 'entry' in resolved ? resolved.entry : undefined
+  // Resolved even for invalid arguments: the definition's finalizeContent sees that outcome too.
+  const resolved = resolveTool(host, caller, exec)
+  const entry = 'entry' in resolved ? resolved.entry : undefined
   // Snapshot the callback now: a definition mutated mid-call cannot swap it.
   const finalize = entry?.definition.finalizeContent
   const definition = entry?.definition
 
   let result: ToolExecutionResult
   let bodyStarted = false
-  if (argsError !== undefined) {
+  if (entry === undefined) {
+    result = (resolved as { failure: ToolExecutionFailure }).failure
+  } else if (argsError !== undefined) {
     result = failureResult(ToolErrorCode.INVALID_ARGS, `Invalid arguments for tool "${exec.name}": ${reasonOf(argsError)}`, {
       name: 'ToolArgsError',
     })
-  } else if (entry === undefined) {
-    result = (resolved as { failure: ToolExecutionFailure }).failure
   } else {
     const dispatched = await admitAndDispatch(host, caller, entry, exec)
     result = dispatched.result

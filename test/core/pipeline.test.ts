@@ -543,6 +543,17 @@ describe('finalizeContent', () => {
     })
   }
 
+  it('runs exactly once for arguments that are not JSON', async () => {
+    const ctx = createContext()
+    const finalize = vi.fn(() => undefined)
+    const body = vi.fn(async () => 1)
+    ctx.tools.register(rawTool('t', { finalizeContent: finalize, execute: body }))
+    const result = await ctx.tools.execute(call('t', { bad: Symbol('x') }))
+    expect(result.isError && result.error.info?.code).toBe('INVALID_ARGS')
+    expect(finalize).toHaveBeenCalledTimes(1)
+    expect(body).not.toHaveBeenCalled()
+  })
+
   it('keeps the content when it returns undefined, and fails closed when it throws', async () => {
     const ctx = createContext()
     ctx.tools.register(rawTool('keep', { finalizeContent: () => undefined, execute: async () => 5 }))
