@@ -27,6 +27,7 @@ import { PROGRAM_SCRIPT_ORIGIN, installBridge, programScript } from './guest-bri
 import type { ArmReference } from './guest-bridge.ts'
 import { loadIsolatedVm } from './load-isolated-vm.ts'
 import type { IsolatedVm } from './load-isolated-vm.ts'
+import { disposeNow, terminateIsolate } from './terminate-isolate.ts'
 import { Watchdog } from './watchdog.ts'
 
 /** Options of {@link createIsolatedVmEngine}. */
@@ -124,16 +125,8 @@ async function prepareSandbox(ivm: IsolatedVm, memoryMb: number): Promise<Sandbo
     )
     return { isolate, context, arm, memoryMb, route }
   } catch (error) {
-    disposeQuietly(isolate)
+    disposeNow(isolate)
     throw error
-  }
-}
-
-function disposeQuietly(isolate: Isolate): void {
-  try {
-    if (!isolate.isDisposed) isolate.dispose()
-  } catch {
-    // Already disposed by isolated-vm itself (memory limit): nothing left to release.
   }
 }
 
@@ -174,6 +167,7 @@ class IsolatedVmEngine implements SandboxEngine {
   #warmMemoryMb: number
   readonly #watchdog: Watchdog
   readonly #running = new Set<() => void>()
+  readonly #terminating = new Set<Promise<void>>()
   #warm: Promise<Sandbox> | undefined
   #disposed = false
 
@@ -202,7 +196,7 @@ class IsolatedVmEngine implements SandboxEngine {
     this.#warmMemoryMb = memoryMb
     if (warm !== undefined && !warmFits) {
       // Runs now ask for another size: drop this one so the next warm-up matches them.
-      warm.then((sandbox) => disposeQuietly(sandbox.isolate), () => {})
+      warm.then((sandbox) => disposeNow(sandbox.isolate), () => {})
     }
     if (warm !== undefined && warmFits) {
       try {
@@ -223,7 +217,7 @@ class IsolatedVmEngine implements SandboxEngine {
     }
     const sandbox = await this.#takeSandbox(memoryLimitMb(limits))
     if (this.#disposed) {
-      disposeQuietly(sandbox.isolate)
+      disposeNow(sandbox.isolate)
       throw new DisposedError('isolated-vm engine')
     }
     try {
@@ -239,23 +233,18 @@ class IsolatedVmEngine implements SandboxEngine {
     const { isolate, route } = sandbox
     return new Promise<EngineRunResult>((resolve, reject) => {
       let over = false
-      const finish = (result: EngineRunResult, stopNow: boolean): void => {
+      const finish = (result: EngineRunResult): void => {
         if (over) return
         over = true
+        // From here on the guest reaches nothing on the host; the isolate dies within a few ms.
         route.current = undefined
         unwatch()
         signal.removeEventListener('abort', onAbort)
         this.#running.delete(onDispose)
-        if (stopNow) {
-          disposeQuietly(isolate)
-        } else {
-          // The program has settled; whatever it left running dies a moment later, after the
-          // result is on its way.
-          setImmediate(() => disposeQuietly(isolate))
-        }
+        this.#terminate(sandbox)
         resolve(result)
       }
-      const fail = (error: EngineFailure): void => finish({ ok: false, error }, true)
+      const fail = (error: EngineFailure): void => finish({ ok: false, error })
       const onAbort = (): void => fail(abortedFailure())
       const onDispose = (): void => fail({ kind: 'aborted', message: 'the engine was disposed during the run' })
       const unwatch = this.#watchdog.watch({
@@ -268,7 +257,7 @@ class IsolatedVmEngine implements SandboxEngine {
       this.#running.add(onDispose)
       route.current = makeActiveRun(host, request, new RunMeter(limits), {
         breach: (limit) => fail(limitFailure(limit, limits)),
-        done: (text) => finish(decodeSettled(text, request), false),
+        done: (text) => finish(decodeSettled(text, request)),
       })
       // Not awaited: isolated-vm runs one isolate's tasks in order, so the program runs after it.
       sandbox.arm
@@ -276,7 +265,7 @@ class IsolatedVmEngine implements SandboxEngine {
         .catch((cause: unknown) => {
           if (over) return
           // The prelude's init never throws for a host-made tool list: this is a host fault.
-          finish({ ok: false, error: abortedFailure() }, true)
+          finish({ ok: false, error: abortedFailure() })
           reject(new ToolError(ToolErrorCode.CODE_RUN_FAILED, 'isolated-vm failed to start the program', { cause }))
         })
       sandbox.context.eval(programScript(code), PROGRAM_SCRIPT_ORIGIN).then(
@@ -294,6 +283,12 @@ class IsolatedVmEngine implements SandboxEngine {
     })
   }
 
+  #terminate(sandbox: Sandbox): void {
+    const done = terminateIsolate(this.#ivm, sandbox.isolate, sandbox.context)
+    this.#terminating.add(done)
+    void done.finally(() => this.#terminating.delete(done))
+  }
+
   async dispose(): Promise<void> {
     if (this.#disposed) return
     this.#disposed = true
@@ -303,11 +298,12 @@ class IsolatedVmEngine implements SandboxEngine {
     this.#warm = undefined
     if (warm !== undefined) {
       try {
-        disposeQuietly((await warm).isolate)
+        disposeNow((await warm).isolate)
       } catch {
         // A warm-up that failed holds nothing.
       }
     }
+    await Promise.all([...this.#terminating])
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -125,9 +125,13 @@ return { values, seen }
       expect(ticks).toBeGreaterThanOrEqual(5)
     })
 
-    it('stops a CPU loop that a program leaves running in the background after it returns', async () => {
+    it('stops every CPU loop that programs leave running in the background after they return', async () => {
+      // The loop starts in the task that answers the sub-call, racing the disposal of the isolate:
+      // the race that can make a plain isolate.dispose() miss it (see terminate-isolate.ts).
       const code = '(async () => { await tools.echo({}); while (true) {} })()\nreturn "returned"'
-      expect(valueOf(await runIn(code, { limits: { cpuTimeMs: 60_000, wallTimeMs: 60_000 } }))).toBe('returned')
+      for (let i = 0; i < 8; i++) {
+        expect(valueOf(await runIn(code, { limits: { cpuTimeMs: 60_000, wallTimeMs: 60_000 } }))).toBe('returned')
+      }
       await new Promise((resolve) => setTimeout(resolve, 50))
       const before = process.cpuUsage()
       await new Promise((resolve) => setTimeout(resolve, 300))

@@ -1,0 +1,64 @@
+import type { Context, Isolate } from 'isolated-vm'
+import type { IsolatedVm } from './load-isolated-vm.ts'
+
+/**
+ * Dispose an isolate that may still have guest work queued, without leaving a loop running.
+ *
+ * `isolate.dispose()` stops guest JavaScript with a V8 interrupt. Measured here (isolated-vm 5.0.4,
+ * Node 20): when the isolate is NOT executing at that moment but a task is queued for it (say, the
+ * answer to a sub-call, whose microtasks start `while (true) {}`), the interrupt can be lost when a
+ * pool thread next enters the isolate; that task then runs forever on an isolated-vm thread, burns a
+ * core, starves other isolates, and even keeps `process.exit()` from returning. Disposing while the
+ * isolate IS executing is reliable. So: queue a spin task behind whatever is pending, and dispose
+ * only once the isolate is provably entered, i.e. the spin reports that it started, or the
+ * isolate's CPU time moves (whatever runs first, the thread then cannot leave before the spin).
+ */
+export async function terminateIsolate(ivm: IsolatedVm, isolate: Isolate, context: Context): Promise<void> {
+  if (isolate.isDisposed) return
+  let started: () => void = () => {}
+  const spinning = new Promise<void>((resolve) => (started = resolve))
+  let cpuAtQueue: bigint
+  try {
+    const signal = new ivm.Reference(() => started())
+    context.evalClosureIgnored('$0.applyIgnored(undefined, []); for (;;) {}', [signal])
+    cpuAtQueue = isolate.cpuTime
+  } catch {
+    // Disposed meanwhile (out of memory): nothing is left to stop.
+    return
+  }
+  await new Promise<void>((resolve) => {
+    const deadline = performance.now() + GIVE_UP_MS
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const finish = (): void => {
+      clearTimeout(timer)
+      disposeNow(isolate)
+      resolve()
+    }
+    const poll = (): void => {
+      let entered: boolean
+      try {
+        entered = isolate.cpuTime !== cpuAtQueue
+      } catch {
+        entered = true
+      }
+      if (entered || performance.now() > deadline) finish()
+      else timer = setTimeout(poll, POLL_MS)
+    }
+    void spinning.then(finish)
+    timer = setTimeout(poll, POLL_MS)
+  })
+}
+
+/** How often to look for the isolate to be entered. */
+const POLL_MS = 1
+/** An isolate that never gets a thread this long is disposed anyway (the pool is starved). */
+const GIVE_UP_MS = 30_000
+
+/** Dispose an isolate that has no guest work queued (never ran a program, or already disposed). */
+export function disposeNow(isolate: Isolate): void {
+  try {
+    if (!isolate.isDisposed) isolate.dispose()
+  } catch {
+    // Already disposed by isolated-vm itself (memory limit): nothing left to release.
+  }
+}
