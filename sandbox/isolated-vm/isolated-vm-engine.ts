@@ -63,7 +63,6 @@ interface Sandbox {
   readonly isolate: Isolate
   readonly context: Context
   readonly arm: ArmReference
-  readonly memoryMb: number
   readonly route: Route
 }
 
@@ -123,7 +122,7 @@ async function prepareSandbox(ivm: IsolatedVm, memoryMb: number): Promise<Sandbo
       },
       { source: guestRuntimeSource(), filename: RUNTIME_FILENAME },
     )
-    return { isolate, context, arm, memoryMb, route }
+    return { isolate, context, arm, route }
   } catch (error) {
     disposeNow(isolate)
     throw error
@@ -216,9 +215,11 @@ class IsolatedVmEngine implements SandboxEngine {
       return { ok: false, error: limitFailure('maxSourceBytes', limits) }
     }
     const sandbox = await this.#takeSandbox(memoryLimitMb(limits))
-    if (this.#disposed) {
+    if (this.#disposed || signal.aborted) {
+      // No program ran in it yet, so nothing is queued that a plain dispose could miss.
       disposeNow(sandbox.isolate)
-      throw new DisposedError('isolated-vm engine')
+      if (this.#disposed) throw new DisposedError('isolated-vm engine')
+      return { ok: false, error: abortedFailure() }
     }
     try {
       return await this.#runIn(sandbox, request)

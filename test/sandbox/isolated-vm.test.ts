@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EngineRunResult, SandboxEngine, SandboxLimits } from '../../sandbox/engine.ts'
 import { createIsolatedVmEngine } from '../../sandbox/isolated-vm/isolated-vm-engine.ts'
 import { hasNoNodeSnapshotFlag } from '../../sandbox/isolated-vm/load-isolated-vm.ts'
+import { Watchdog } from '../../sandbox/isolated-vm/watchdog.ts'
+import type { WatchdogLimit } from '../../sandbox/isolated-vm/watchdog.ts'
 import { resolveLimits } from '../../sandbox/limits.ts'
 import { CONTRACT_LIMITS, CONTRACT_TOOLS, engineContract, fakeHost } from './contract.ts'
 import type { FakeHost } from './contract.ts'
@@ -22,6 +24,71 @@ async function unavailableReason(): Promise<string | undefined> {
     return error instanceof Error ? error.message : String(error)
   }
 }
+
+describe('isolated-vm watchdog', () => {
+  function watched(options: { cpu: () => bigint; cpuLimitNs?: bigint; deadlineInMs?: number }) {
+    const breaches: WatchdogLimit[] = []
+    const run = {
+      cpuTimeNs: options.cpu,
+      cpuLimitNs: options.cpuLimitNs ?? 1_000_000n,
+      deadline: performance.now() + (options.deadlineInMs ?? 10_000),
+      breach: (limit: WatchdogLimit) => breaches.push(limit),
+    }
+    return { run, breaches }
+  }
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+  it('breaches the CPU limit once the sampled CPU time passes it, and only once', async () => {
+    const dog = new Watchdog(1)
+    let cpu = 0n
+    const { run, breaches } = watched({ cpu: () => cpu })
+    dog.watch(run)
+    await pause(10)
+    expect(breaches).toEqual([])
+    cpu = 2_000_000n
+    await pause(15)
+    expect(breaches).toEqual(['cpuTimeMs'])
+    expect(dog.size).toBe(0)
+    dog.dispose()
+  })
+
+  it('breaches the wall-time limit at the deadline', async () => {
+    const dog = new Watchdog(1)
+    const { run, breaches } = watched({ cpu: () => 0n, deadlineInMs: 5 })
+    dog.watch(run)
+    await pause(25)
+    expect(breaches).toEqual(['wallTimeMs'])
+    dog.dispose()
+  })
+
+  it('reports the memory limit when the isolate vanished under a watched run', async () => {
+    const dog = new Watchdog(1)
+    const { run, breaches } = watched({
+      cpu: () => {
+        throw new Error('Isolate is disposed')
+      },
+    })
+    dog.watch(run)
+    await pause(15)
+    expect(breaches).toEqual(['memoryLimitBytes'])
+    dog.dispose()
+  })
+
+  it('stops sampling a run once it is unwatched', async () => {
+    const dog = new Watchdog(1)
+    let samples = 0
+    const { run, breaches } = watched({ cpu: () => BigInt(++samples) })
+    const unwatch = dog.watch(run)
+    await pause(10)
+    unwatch()
+    const seen = samples
+    await pause(15)
+    expect(seen).toBeGreaterThan(0)
+    expect(samples).toBe(seen)
+    expect(breaches).toEqual([])
+    expect(dog.size).toBe(0)
+  })
+})
 
 const unavailable = await unavailableReason()
 
