@@ -414,9 +414,11 @@ function makeActiveRun(
  * or Node 20+ lacks `--no-node-snapshot`, this rejects with `IsolatedVmUnavailableError`.
  *
  * Each run gets a fresh isolate (memory limit `memoryLimitBytes`, rounded up to MB, at least 8 MB)
- * that is disposed when the run ends, whatever the outcome; the next one is prepared in the
- * background. Limits are enforced on the host: CPU and wall time by a watchdog that disposes the
- * isolate (this also stops a loop that starts after an `await`), sub-calls and console volume by
+ * that is disposed when the run ends, whatever the outcome (anything the program left running
+ * stops within milliseconds, see terminate-isolate.ts); the next one is prepared in the background
+ * after the run, so a run whose predecessor finished a few ms earlier pays no isolate creation.
+ * Limits are enforced on the host: CPU and wall time by a watchdog that disposes the isolate (this
+ * also stops a loop that starts after an `await`), sub-calls and console volume by
  * {@link RunMeter}, source size before compiling, result size inside the guest before copying.
  * `stackSizeBytes` cannot be set per isolate in isolated-vm 5: a program gets the stack of the
  * isolated-vm thread it runs on (the platform's default thread stack, 8 MB on Linux with
