@@ -378,13 +378,13 @@ consoleObject.info = logger('info');
 consoleObject.warn = logger('warn');
 consoleObject.error = logger('error');
 consoleObject.debug = logger('log');
-ObjectDefineProperty(g, 'console', { value: ObjectFreeze(consoleObject), writable: true, configurable: true, enumerable: false });
+ObjectDefineProperty(g, 'console', { __proto__: null, value: ObjectFreeze(consoleObject), writable: true, configurable: true, enumerable: false });
 
 function decode(envelope) {
   var e = JSONparse(envelope);
   if (e.ok === true) return e.value;
   var err = new ErrorCtor(typeof e.message === 'string' ? e.message : 'tool call failed');
-  ObjectDefineProperty(err, 'code', { value: typeof e.code === 'string' ? e.code : 'TOOL_FAILED', writable: true, configurable: true, enumerable: true });
+  ObjectDefineProperty(err, 'code', { __proto__: null, value: typeof e.code === 'string' ? e.code : 'TOOL_FAILED', writable: true, configurable: true, enumerable: true });
   throw err;
 }
 
@@ -397,7 +397,7 @@ function makeTool(binding, name) {
     }
     return decode(await rawCall(name, json));
   };
-  ObjectDefineProperty(fn, 'name', { value: binding });
+  ObjectDefineProperty(fn, 'name', { __proto__: null, value: binding });
   return fn;
 }
 
@@ -415,7 +415,7 @@ function init(toolsJson) {
   var names = list(); var count = pairs.length;
   for (var i = 0; i < count; i++) {
     var binding = pairs[i][0];
-    ObjectDefineProperty(target, binding, { value: makeTool(binding, pairs[i][1]), enumerable: true });
+    ObjectDefineProperty(target, binding, { __proto__: null, value: makeTool(binding, pairs[i][1]), enumerable: true });
     names[i] = binding;
   }
   ObjectFreeze(target);
@@ -424,11 +424,11 @@ function init(toolsJson) {
     get: function (t, key) {
       if (typeof key === 'symbol' || hasOwn(t, key) || INHERITED[key] === true) return t[key];
       var err = new TypeErrorCtor('tools.' + key + ' is not a tool. Available tools: ' + available);
-      ObjectDefineProperty(err, 'code', { value: 'UNKNOWN_TOOL', writable: true, configurable: true, enumerable: true });
+      ObjectDefineProperty(err, 'code', { __proto__: null, value: 'UNKNOWN_TOOL', writable: true, configurable: true, enumerable: true });
       throw err;
     },
   }));
-  ObjectDefineProperty(g, 'tools', { value: tools, writable: false, configurable: false, enumerable: false });
+  ObjectDefineProperty(g, 'tools', { __proto__: null, value: tools, writable: false, configurable: false, enumerable: false });
 }
 
 function finish(value, maxResultBytes) {

@@ -493,6 +493,20 @@ export function engineContract(name: string, makeEngine: () => Promise<SandboxEn
         expect(host.calls).toEqual([{ name: 'echo', argsJson: '{"a":[1,2],"s":"x"}' }])
       })
 
+      it('still throws sub-call failures with their code after accessors are planted on Object.prototype', async () => {
+        const code = [
+          'Object.defineProperty(Object.prototype, "get", { __proto__: null, value: () => 1, configurable: true })',
+          'Object.defineProperty(Object.prototype, "set", { __proto__: null, value: () => 1, configurable: true })',
+          'Object.prototype.writable = false',
+          'const out = []',
+          'try { await tools.fail({}) } catch (e) { out.push(e.code, e.message) }',
+          'try { await tools.nope({}) } catch (e) { out.push(e.code) }',
+          'out.push(await tools.echo({ ok: 1 }))',
+          'return out',
+        ].join('\n')
+        expect(valueOf(await run(engine, code))).toEqual(['TOOL_FAILED', 'the tool failed on purpose', 'UNKNOWN_TOOL', { ok: 1 }])
+      })
+
       it('hides the raw host functions from the program', async () => {
         const code = [
           'const names = Object.getOwnPropertyNames(globalThis).concat(Object.keys(globalThis))',
