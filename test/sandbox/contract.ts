@@ -91,13 +91,15 @@ export function fakeHost(): FakeHost {
   }
 }
 
-interface RunOptions {
+/** Per-run overrides of {@link run}. */
+export interface RunOptions {
   readonly limits?: Partial<SandboxLimits>
   readonly host?: FakeHost
   readonly signal?: AbortSignal
 }
 
-function run(engine: SandboxEngine, code: string, options: RunOptions = {}): Promise<EngineRunResult> {
+/** Run `code` with the contract's tools and limits (overridable) on a fresh fake host. */
+export function run(engine: SandboxEngine, code: string, options: RunOptions = {}): Promise<EngineRunResult> {
   return engine.run({
     code,
     tools: CONTRACT_TOOLS,
@@ -108,7 +110,7 @@ function run(engine: SandboxEngine, code: string, options: RunOptions = {}): Pro
 }
 
 /** The parsed value of a successful run; fails the test with the failure otherwise. */
-function valueOf(result: EngineRunResult): unknown {
+export function valueOf(result: EngineRunResult): unknown {
   if (!result.ok) expect.fail(`expected a value, got ${JSON.stringify(result.error)}`)
   return JSON.parse(result.resultJson)
 }

@@ -8,8 +8,8 @@ import { hasNoNodeSnapshotFlag } from '../../sandbox/isolated-vm/load-isolated-v
 import { Watchdog } from '../../sandbox/isolated-vm/watchdog.ts'
 import type { WatchdogLimit } from '../../sandbox/isolated-vm/watchdog.ts'
 import { resolveLimits } from '../../sandbox/limits.ts'
-import { CONTRACT_LIMITS, CONTRACT_TOOLS, engineContract, fakeHost } from './contract.ts'
-import type { FakeHost } from './contract.ts'
+import { CONTRACT_LIMITS, CONTRACT_TOOLS, engineContract, fakeHost, run as runContract, valueOf } from './contract.ts'
+import type { FakeHost, RunOptions } from './contract.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const run = promisify(execFile)
@@ -126,20 +126,7 @@ if (unavailable !== undefined && process.env.CI) {
       await engine.dispose()
     })
 
-    function runIn(code: string, options: { host?: FakeHost; limits?: Partial<SandboxLimits>; signal?: AbortSignal } = {}) {
-      return engine.run({
-        code,
-        tools: CONTRACT_TOOLS,
-        limits: resolveLimits({ ...CONTRACT_LIMITS, ...options.limits }),
-        host: options.host ?? fakeHost(),
-        signal: options.signal ?? new AbortController().signal,
-      })
-    }
-
-    function valueOf(result: EngineRunResult): unknown {
-      if (!result.ok) expect.fail(`expected a value, got ${JSON.stringify(result.error)}`)
-      return JSON.parse(result.resultJson)
-    }
+    const runIn = (code: string, options: RunOptions = {}) => runContract(engine, code, options)
 
     it('never hands a Reference to a program that replaces the functions the bridge calls through', async () => {
       const host = fakeHost()
