@@ -7,8 +7,7 @@ import { createIsolatedVmEngine } from '../../sandbox/isolated-vm/isolated-vm-en
 import { hasNoNodeSnapshotFlag } from '../../sandbox/isolated-vm/load-isolated-vm.ts'
 import { Watchdog } from '../../sandbox/isolated-vm/watchdog.ts'
 import type { WatchdogLimit } from '../../sandbox/isolated-vm/watchdog.ts'
-import { resolveLimits } from '../../sandbox/limits.ts'
-import { CONTRACT_LIMITS, CONTRACT_TOOLS, engineContract, fakeHost, run as runContract, valueOf } from './contract.ts'
+import { CONTRACT_LIMITS, engineContract, fakeHost, run as runContract, valueOf } from './contract.ts'
 import type { FakeHost, RunOptions } from './contract.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
