@@ -110,6 +110,11 @@ export interface WaterfallOutcome<R> {
  * Run `listeners` as a waterfall around `last`. Each listener gets a single-use `next`; a second
  * call throws. `observe` sees every value a listener returns (used to keep decisions monotonic).
  * Never throws: a failure anywhere is reported in the outcome, and the chain stops there.
+ *
+ * No promise of the chain is abandoned: a listener may call `next()` without awaiting it and settle
+ * first, so the run waits until every listener invocation and `last` it started has settled (their
+ * late decisions are observed and their late failures reported) before it returns. A `next()`
+ * called after the run finished starts nothing and resolves to a rejection nobody has to handle.
  */
 export async function runWaterfall<R>(
   event: ToolEventName,
@@ -119,15 +124,25 @@ export async function runWaterfall<R>(
 ): Promise<WaterfallOutcome<R>> {
   let failure: unknown
   let failed = false
+  let finished = false
+  const pending = new Set<Promise<unknown>>()
   const fail = (error: unknown): void => {
     if (!failed) {
       failed = true
       failure = error
     }
   }
+  const track = (promise: Promise<R>): Promise<R> => {
+    pending.add(promise)
+    // Also marks the promise handled: a listener that drops what next() gave it causes no
+    // unhandled rejection (the failure is recorded through `fail`).
+    const settle = (): void => void pending.delete(promise)
+    promise.then(settle, settle)
+    return promise
+  }
   const step = (index: number): Promise<R> => {
     const listener = listeners[index]
-    if (listener === undefined) return last()
+    if (listener === undefined) return track(last())
     let used = false
     const next = (): Promise<R> => {
       if (used) {
@@ -136,24 +151,33 @@ export async function runWaterfall<R>(
         throw error
       }
       used = true
+      if (finished) {
+        const late = Promise.reject(new ToolError(ToolErrorCode.LISTENER_FAILED, `a "${event}" listener called next() after the chain settled`))
+        late.catch(() => undefined)
+        return late
+      }
       return step(index + 1)
     }
-    return (async () => {
-      try {
-        const value = await listener(next)
-        observe?.(value)
-        return value
-      } catch (error) {
-        fail(error)
-        throw error
-      }
-    })()
+    return track(
+      (async () => {
+        try {
+          const value = await listener(next)
+          observe?.(value)
+          return value
+        } catch (error) {
+          fail(error)
+          throw error
+        }
+      })(),
+    )
   }
+  let value: R | undefined
   try {
-    const value = await step(0)
-    return { value, failure, failed }
+    value = await step(0)
   } catch (error) {
     fail(error)
-    return { value: undefined, failure, failed: true }
   }
+  while (pending.size > 0) await Promise.allSettled([...pending])
+  finished = true
+  return { value, failure, failed }
 }
