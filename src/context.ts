@@ -11,6 +11,7 @@ import type {
   ToolGuard,
 } from './execution.ts'
 import { snapshotJson } from './json-boundary.ts'
+import { isStrayPromise } from './results.ts'
 import type { ContentBlock } from './messages.ts'
 import { resolveTool, runCodeDispatchLog, runPipeline } from './pipeline.ts'
 import type { ApprovalService, PipelineHost } from './pipeline.ts'
@@ -378,7 +379,9 @@ export class ToolRuntime {
       if (!('entry' in resolved)) return exclusive
       const classify = resolved.entry.definition.isConcurrencySafe
       if (classify === undefined) return exclusive
-      return classify.call(resolved.entry.definition, args) === true ? { kind: 'parallel' } : exclusive
+      const answer: unknown = classify.call(resolved.entry.definition, args)
+      isStrayPromise(answer)
+      return answer === true ? { kind: 'parallel' } : exclusive
     } catch {
       return exclusive
     }

@@ -18,7 +18,7 @@ import type { JsonValue } from './json-boundary.ts'
 import type { ContentBlock, UserMessage } from './messages.ts'
 import type { RegisteredTool, ToolRegistry } from './registry.ts'
 import { RUN_CODE } from './registry.ts'
-import { contentProblem, contentText, failureFromError, failureResult, materializeResult } from './results.ts'
+import { contentProblem, contentText, failureFromError, failureResult, isStrayPromise, materializeResult } from './results.ts'
 import { validateJsonSchemaValue } from './schema/validate.ts'
 import type { ScopeNode } from './scope.ts'
 import type { Agent } from './context.ts'
@@ -141,6 +141,9 @@ export function successFromValue(
   } catch (error) {
     return failureFromError(error, ToolErrorCode.TOOL_FAILED, `Tool "${name}" failed to render its output: `)
   }
+  if (isStrayPromise(content)) {
+    return failureResult(ToolErrorCode.TOOL_FAILED, `Tool "${name}" failed to render its output: render returned a promise; it must be synchronous`)
+  }
   const problem = contentProblem(content)
   if (problem !== undefined) {
     return failureResult(ToolErrorCode.INVALID_TOOL_OUTPUT, `Tool "${name}" rendered invalid content: ${problem}`)
@@ -151,6 +154,9 @@ export function successFromValue(
       meta = output.presentationMeta(exec.arguments, value)
     } catch (error) {
       return failureFromError(error, ToolErrorCode.TOOL_FAILED, `Tool "${name}" failed to compute presentation meta: `)
+    }
+    if (isStrayPromise(meta)) {
+      return failureResult(ToolErrorCode.TOOL_FAILED, `Tool "${name}" failed to compute presentation meta: presentationMeta returned a promise; it must be synchronous`)
     }
   }
   const contexts = extras.additionalContexts
@@ -230,6 +236,7 @@ export async function runPipeline(
     let replacement: ContentBlock[] | undefined
     try {
       replacement = finalize.call(definition, exec, result)
+      if (isStrayPromise(replacement)) throw new TypeError('finalizeContent returned a promise; it must be synchronous')
     } catch (error) {
       replacement = undefined
       result = materializeResult(failureFromError(error, ToolErrorCode.TOOL_FAILED, `finalizeContent of tool "${exec.name}" threw: `))
@@ -352,6 +359,7 @@ async function admit(host: PipelineHost, caller: ScopeNode, exec: ToolExecution)
       return denied(exec, `a guard failed (${reasonOf(error)})`)
     }
     if (verdict === undefined) continue
+    if (isStrayPromise(verdict)) return denied(exec, 'a guard returned a promise; guards are synchronous')
     if (typeof verdict === 'string') return denied(exec, verdict.length > 0 ? verdict : 'denied by a guard')
     return denied(exec, 'a guard returned something other than a reason string')
   }

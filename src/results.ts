@@ -42,6 +42,16 @@ function describeThrown(value: unknown): string {
   }
 }
 
+/**
+ * True when a callback that must be synchronous returned a promise. The promise is marked handled
+ * first: the caller fails closed on it, and its rejection must not become an unhandled rejection.
+ */
+export function isStrayPromise(value: unknown): boolean {
+  if (!(value instanceof Promise)) return false
+  value.catch(() => undefined)
+  return true
+}
+
 /** Check `value` is a content block array; returns a reason when it is not. */
 export function contentProblem(value: unknown): string | undefined {
   if (!Array.isArray(value)) return 'content must be an array of content blocks'

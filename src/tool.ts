@@ -8,6 +8,7 @@ import { compileParameterSpec, compileValueSpec, SchemaSpecError } from './schem
 import type { InferArgs, InferValue, ParameterSchemaSpec, ValueSchemaSpec } from './schema/dsl.ts'
 import type { SchemaDefinitionIssue } from './schema/json-schema.ts'
 import { isValidAgainst, validateArgs } from './schema/validate.ts'
+import { isStrayPromise } from './results.ts'
 
 /** Tool-owned canonical output contract, applied after the body returns a JSON value. */
 export interface ToolOutputDefinition {
@@ -148,7 +149,10 @@ export function defineTool<const P extends ParameterSchemaSpec, const O extends 
       : {
           isConcurrencySafe: (args: unknown): boolean => {
             try {
-              return isValidAgainst(parameters, args) && isConcurrencySafe(args as Args) === true
+              if (!isValidAgainst(parameters, args)) return false
+              const answer: unknown = isConcurrencySafe(args as Args)
+              isStrayPromise(answer)
+              return answer === true
             } catch {
               return false
             }

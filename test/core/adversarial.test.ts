@@ -192,6 +192,15 @@ describe('guards only narrow', () => {
     }
   })
 
+  it('an async guard (a Promise is not a reason) denies, and its rejection is never unhandled', async () => {
+    for (const guard of [async () => undefined, async () => 'no', async () => Promise.reject(new Error('async guard bug'))]) {
+      const { ctx, body } = setup()
+      ctx.tools.guard(guard as never)
+      expect(errorCode(await ctx.tools.execute(call('t')))).toBe('DENIED')
+      expect(body).not.toHaveBeenCalled()
+    }
+  })
+
   it('a guard denial stands whatever the pre-execute listeners say, and a later guard cannot allow it back', async () => {
     const { ctx, body } = setup()
     ctx.tools.guard(() => 'first')
@@ -713,6 +722,57 @@ describe('finalizeContent runs exactly once for every outcome, and its replaceme
     expect(result).toMatchObject({ isError: false, value: { big: 'x'.repeat(10) }, content: [{ type: 'text', text: 'short' }] })
   })
 
+  it('an async finalizeContent (not allowed) fails closed without an unhandled rejection', async () => {
+    const ctx = createContext()
+    ctx.tools.register(
+      rawTool('t', {
+        finalizeContent: (async () => {
+          throw new Error('async finalize')
+        }) as never,
+      }),
+    )
+    const result = await ctx.tools.execute(call('t'))
+    expect(result.isError).toBe(true)
+  })
+})
+
+describe('callbacks that wrongly return promises never cause unhandled rejections', () => {
+  it('an async render or presentationMeta fails closed', async () => {
+    const ctx = createContext()
+    ctx.tools.register({
+      ...rawTool('r'),
+      output: {
+        schema: {},
+        render: (async () => {
+          throw new Error('async render')
+        }) as never,
+      },
+    })
+    ctx.tools.register({
+      ...rawTool('m'),
+      output: {
+        schema: {},
+        render: () => [{ type: 'text', text: 'ok' }],
+        presentationMeta: (async () => {
+          throw new Error('async meta')
+        }) as never,
+      },
+    })
+    expect((await ctx.tools.execute(call('r'))).isError).toBe(true)
+    expect((await ctx.tools.execute(call('m'))).isError).toBe(true)
+  })
+
+  it('an async isConcurrencySafe is exclusive', () => {
+    const ctx = createContext()
+    ctx.tools.register(
+      rawTool('p', {
+        isConcurrencySafe: (async () => {
+          throw new Error('async classifier')
+        }) as never,
+      }),
+    )
+    expect(ctx.tools.executionMode(call('p'))).toEqual({ kind: 'exclusive' })
+  })
 })
 
 describe('results', () => {
