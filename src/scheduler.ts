@@ -54,7 +54,8 @@ export class CallScheduler {
           if (exclusive) this.#exclusiveRunning = true
           let promise: Promise<T>
           try {
-            promise = task()
+            // A task that returns a plain value still settles (and frees its slot).
+            promise = Promise.resolve(task())
           } catch (error) {
             promise = Promise.reject(error)
           }
@@ -143,9 +144,13 @@ export async function runToolCalls(
       return result
     })
   })
-  const results = await Promise.all(runs)
+  // allSettled, not all: a rejecting call (a malformed input) must not let this settle while
+  // sibling calls are still running.
+  const settled = await Promise.allSettled(runs)
+  const rejected = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')
+  if (rejected !== undefined) throw rejected.reason
   if (logFailures.length > 0) throw logFailures[0]
-  return results
+  return settled.map((outcome) => (outcome as PromiseFulfilledResult<ToolExecutionResult>).value)
 }
 
 /** Arguments as the log keeps them: the JSON copy, or null when they are not JSON (the call fails). */

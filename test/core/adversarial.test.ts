@@ -1253,4 +1253,41 @@ describe('session log', () => {
     expect(JSON.stringify(agent.session.events)).toContain('secret')
   })
 
+  it('runToolCalls settles every call before it rejects', async () => {
+    const ctx = createContext()
+    let settled = false
+    ctx.tools.register(
+      rawTool('slow', {
+        isConcurrencySafe: () => true,
+        execute: async () => {
+          await tick(10)
+          settled = true
+          return 1
+        },
+      }),
+    )
+    ctx.tools.register(rawTool('fast', { isConcurrencySafe: () => true }))
+    await expect(
+      runToolCalls(
+        ctx.tools,
+        [
+          { callId: 'a', name: 'slow', arguments: {} },
+          { callId: '', name: 'fast', arguments: {} },
+        ],
+        { signal: new AbortController().signal },
+      ),
+    ).rejects.toThrow()
+    expect(settled).toBe(true)
+  })
+
+  it('the scheduler survives a task that returns a plain value or throws synchronously', async () => {
+    const scheduler = new CallScheduler(2)
+    await expect(scheduler.run({ kind: 'exclusive' }, (() => 5) as never)).resolves.toBe(5)
+    await expect(
+      scheduler.run({ kind: 'exclusive' }, () => {
+        throw new Error('sync')
+      }),
+    ).rejects.toThrow('sync')
+    await expect(scheduler.run({ kind: 'parallel' }, async () => 6)).resolves.toBe(6)
+  })
 })
