@@ -21,6 +21,7 @@ import { RUN_CODE } from './registry.ts'
 import { contentProblem, contentText, failureFromError, failureResult, isStrayPromise, materializeResult } from './results.ts'
 import { validateJsonSchemaValue } from './schema/validate.ts'
 import type { ScopeNode } from './scope.ts'
+import type { ToolDefinition } from './tool.ts'
 import type { Agent } from './context.ts'
 
 /** The answer of an approval service; only `allowed-once` lets an `ask` decision run. */
@@ -317,7 +318,9 @@ async function admitAndDispatch(
   if (exec.signal.aborted) return { result: abortedBeforeDispatch(exec), bodyStarted: false }
 
   const dispatched = await dispatch(host, caller, entry, exec)
-  const result = await postExecute(host, caller, entry, exec, dispatched.result)
+  // Materialized (checked and deep-frozen) first: post-execute listeners get a Readonly result in
+  // fact, so none can flip a wrapper-made failure into a success without a value in place.
+  const result = await postExecute(host, caller, entry, exec, materializeResult(dispatched.result))
   return { result, bodyStarted: dispatched.bodyStarted }
 }
 
@@ -388,6 +391,18 @@ async function askApproval(host: PipelineHost, exec: ToolExecution, reason: stri
   }
 }
 
+/** The definition each live around-dispatch view dispatches to (see {@link dispatchedDefinition}). */
+const viewDefinitions = new WeakMap<object, ToolDefinition>()
+
+/**
+ * The definition a `tools/execute` view will run, as resolved for the actual caller when the
+ * execution started. Policies such as the timeout read the running definition's metadata here
+ * instead of re-resolving the name from their own scope, which can see another definition.
+ */
+export function dispatchedDefinition(exec: ToolDispatchExecution): ToolDefinition | undefined {
+  return viewDefinitions.get(exec)
+}
+
 /** Make the around-dispatch view: identity fixed, only the signal writable, never removable. */
 function dispatchView(exec: ToolExecution): ToolDispatchExecution {
   let signal = exec.signal
@@ -417,6 +432,7 @@ async function dispatch(
     return { result: await body, bodyStarted: true }
   }
   const view = dispatchView(exec)
+  viewDefinitions.set(view, entry.definition)
   let body: Promise<ToolExecutionResult> | undefined
   const last = async (): Promise<ToolExecutionResult> => {
     // Re-fuse the caller's signal: a wrapper's replacement can add reasons to stop, never remove one.

@@ -1291,3 +1291,99 @@ describe('session log', () => {
     await expect(scheduler.run({ kind: 'parallel' }, async () => 6)).resolves.toBe(6)
   })
 })
+
+describe('post-execute sees a result it cannot mutate', () => {
+  it('a wrapper-made or pipeline-made failure cannot be flipped into a success without a value', async () => {
+    const arrange: ((ctx: Context) => void)[] = [
+      (ctx) => void ctx.on('tools/execute', async () => ({ isError: true, error: { message: 'wrapped' }, content: [{ type: 'text', text: 'w' }] })),
+      (ctx) =>
+        void ctx.on('tools/execute', async () => {
+          throw new Error('wrapper bug')
+        }),
+      () => {},
+    ]
+    for (const setupWrapper of arrange) {
+      const ctx = createContext()
+      ctx.tools.register(
+        rawTool('t', {
+          execute: async () => {
+            throw new Error('body')
+          },
+        }),
+      )
+      setupWrapper(ctx)
+      let frozen: boolean | undefined
+      ctx.on('tools/post-execute', async (_exec, result, next) => {
+        frozen = isDeepFrozen(result)
+        try {
+          ;(result as { isError: boolean }).isError = false
+          ;(result.content as unknown[]).push({ type: 'text', text: 'sneaky' })
+        } catch {
+          // expected: frozen
+        }
+        return next()
+      })
+      const final = await ctx.tools.execute(call('t'))
+      expect(frozen).toBe(true)
+      expect(final.isError).toBe(true)
+      expect(JSON.stringify(final.content)).not.toContain('sneaky')
+    }
+  })
+
+  it('a wrapper-made success is re-checked and frozen before post-execute sees it', async () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('t', { outputSchema: { type: 'integer' } as never, execute: async () => 1 }))
+    ctx.on('tools/execute', async () => ({ isError: false, value: 2, content: [{ type: 'text', text: '2' }] }))
+    let seen: Readonly<ToolExecutionResult> | undefined
+    ctx.on('tools/post-execute', async (_exec, result, next) => {
+      seen = result
+      return next()
+    })
+    const final = await ctx.tools.execute(call('t'))
+    expect(isDeepFrozen(seen)).toBe(true)
+    expect(final).toMatchObject({ isError: false, value: 2 })
+  })
+})
+
+describe('identity', () => {
+  it('the registry assigns the token; a caller-supplied token is ignored', async () => {
+    const forged = Symbol('forged')
+    let seen: symbol | undefined
+    const ctx = createContext()
+    ctx.tools.register(
+      rawTool('t', {
+        execute: async (_args, exec) => {
+          seen = exec.token
+          return 1
+        },
+      }),
+    )
+    await ctx.tools.execute({ ...call('t'), token: forged } as never)
+    expect(typeof seen).toBe('symbol')
+    expect(seen).not.toBe(forged)
+  })
+
+  it('finalizeContent is snapshotted when execution starts', async () => {
+    const ctx = createContext()
+    const original = vi.fn(() => [{ type: 'text' as const, text: 'original' }])
+    const swapped = vi.fn(() => [{ type: 'text' as const, text: 'swapped' }])
+    const definition = rawTool('t', { finalizeContent: original })
+    definition.execute = async () => {
+      ;(definition as { finalizeContent?: unknown }).finalizeContent = swapped
+      return 1
+    }
+    ctx.tools.register(definition)
+    const result = await ctx.tools.execute(call('t'))
+    expect(result.content).toEqual([{ type: 'text', text: 'original' }])
+    expect(swapped).not.toHaveBeenCalled()
+  })
+
+  it('schemas are deep clones: editing one changes nothing', () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('t'))
+    const [first] = ctx.tools.schemas()
+    ;(first?.parameters as { properties: Record<string, unknown> }).properties.injected = { type: 'string' }
+    const [second] = ctx.tools.schemas()
+    expect(second?.parameters).toEqual({ type: 'object', properties: {}, additionalProperties: true })
+  })
+})
