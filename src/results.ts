@@ -52,6 +52,9 @@ export function isStrayPromise(value: unknown): boolean {
   return true
 }
 
+const TEXT_KEYS: readonly string[] = ['type', 'text']
+const IMAGE_KEYS: readonly string[] = ['type', 'data', 'mimeType']
+
 /** Check `value` is a content block array; returns a reason when it is not. */
 export function contentProblem(value: unknown): string | undefined {
   if (!Array.isArray(value)) return 'content must be an array of content blocks'
@@ -59,15 +62,21 @@ export function contentProblem(value: unknown): string | undefined {
     const block: unknown = value[index]
     if (typeof block !== 'object' || block === null) return `content[${index}] must be an object`
     const record = block as Record<string, unknown>
+    let keys: readonly string[]
     if (record.type === 'text') {
       if (typeof record.text !== 'string') return `content[${index}].text must be a string`
+      keys = TEXT_KEYS
     } else if (record.type === 'image') {
       if (typeof record.data !== 'string' || typeof record.mimeType !== 'string') {
         return `content[${index}] of type "image" needs string "data" and "mimeType"`
       }
+      keys = IMAGE_KEYS
     } else {
       return `content[${index}].type must be "text" or "image"`
     }
+    // The durable log keeps blocks exactly; an extra key would make it refuse the result later.
+    const extra = Object.keys(record).find((key) => !keys.includes(key))
+    if (extra !== undefined) return `content[${index}] has an unexpected key ${JSON.stringify(extra)}`
   }
   return undefined
 }
@@ -115,7 +124,15 @@ export function materializeResult(result: ToolExecutionResult): ToolExecutionRes
       if (typeof error !== 'object' || error === null || typeof (error as { message?: unknown }).message !== 'string') {
         throw new Error('error must be { message: string, info? }')
       }
-      out.error = snapshotJson(error, 'error')
+      // Only the durable failure shape: { message, info?: { code, name } }. Anything else a wrapper
+      // put there (a host stack, extra info keys) would leak or make the session log refuse it.
+      const { message, info } = error as { message: string; info?: unknown }
+      const normalized: Record<string, unknown> = { message }
+      if (typeof info === 'object' && info !== null) {
+        const { code, name } = info as { code?: unknown; name?: unknown }
+        if (typeof code === 'string' && typeof name === 'string') normalized.info = { code, name }
+      }
+      out.error = snapshotJson(normalized, 'error')
     } else {
       out.value = result.value
     }

@@ -1345,6 +1345,42 @@ describe('post-execute sees a result it cannot mutate', () => {
   })
 })
 
+describe('results stay appendable to the durable session log', () => {
+  it('a wrapper error with extra fields or a malformed info does not break the turn log', async () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('t'))
+    ctx.on('tools/execute', async () => ({
+      isError: true,
+      error: { message: 'wrapped', stack: 'at host.js:1', info: { code: 'TOOL_FAILED', name: 'X', extra: 1 } },
+      content: [{ type: 'text', text: 'w' }],
+    }) as never)
+    const agent = ctx.agent('a')
+    const [result] = await runToolCalls(ctx.tools, [{ callId: 'c1', name: 't', arguments: {} }], {
+      agent,
+      signal: new AbortController().signal,
+    })
+    expect(result?.isError).toBe(true)
+    expect(result?.isError && Object.keys(result.error).sort()).toEqual(['info', 'message'])
+    expect(agent.session.events.map((event) => event.type)).toEqual(['tool/call', 'tool/result'])
+    expect(JSON.stringify(agent.session.events)).not.toContain('host.js')
+  })
+
+  it('content blocks carrying extra fields do not break the turn log', async () => {
+    const ctx = createContext()
+    ctx.tools.register({
+      ...rawTool('t'),
+      output: { schema: {}, render: () => [{ type: 'text', text: 'x', cache: true } as never] },
+    })
+    const agent = ctx.agent('a')
+    const results = await runToolCalls(ctx.tools, [{ callId: 'c1', name: 't', arguments: {} }], {
+      agent,
+      signal: new AbortController().signal,
+    })
+    expect(results).toHaveLength(1)
+    expect(agent.session.events.map((event) => event.type)).toEqual(['tool/call', 'tool/result'])
+  })
+})
+
 describe('identity', () => {
   it('the registry assigns the token; a caller-supplied token is ignored', async () => {
     const forged = Symbol('forged')
