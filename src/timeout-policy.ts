@@ -1,6 +1,7 @@
 import { ToolErrorCode } from './errors.ts'
 import type { Context } from './context.ts'
 import type { ToolExecutionResult } from './execution.ts'
+import { dispatchedDefinition } from './pipeline.ts'
 import { failureResult } from './results.ts'
 
 /**
@@ -13,7 +14,9 @@ import { failureResult } from './results.ts'
  */
 export function installTimeoutPolicy(ctx: Context): () => void {
   return ctx.on('tools/execute', async (exec, next): Promise<ToolExecutionResult> => {
-    const timeoutMs = ctx.tools.get(exec.name, exec.agent ?? ctx)?.timeoutMs
+    // The definition that actually runs (the caller's view, snapshotted at start), not the name
+    // re-resolved from this policy's own scope.
+    const timeoutMs = (dispatchedDefinition(exec) ?? ctx.tools.get(exec.name, exec.agent ?? ctx))?.timeoutMs
     if (timeoutMs === undefined) return next()
     const deadline = new AbortController()
     const previous = exec.signal

@@ -1423,3 +1423,52 @@ describe('identity', () => {
     expect(second?.parameters).toEqual({ type: 'object', properties: {}, additionalProperties: true })
   })
 })
+
+describe('timeout policy', () => {
+  it('reports TOOL_TIMEOUT only once the body settled, and restores the signal', async () => {
+    const ctx = createContext()
+    let settled = false
+    ctx.tools.register(
+      rawTool('slow', {
+        timeoutMs: 5,
+        execute: async (_args, exec) => {
+          await new Promise((resolve) => exec.signal.addEventListener('abort', resolve))
+          await tick(10)
+          settled = true
+          return 1
+        },
+      }),
+    )
+    const signals: AbortSignal[] = []
+    ctx.on('tools/execute', async (exec, next) => {
+      signals.push(exec.signal)
+      const result = await next()
+      signals.push(exec.signal)
+      return result
+    })
+    installTimeoutPolicy(ctx)
+    const input = call('slow')
+    const result = await ctx.tools.execute(input)
+    expect(settled).toBe(true)
+    expect(errorCode(result)).toBe('TOOL_TIMEOUT')
+    expect(signals).toEqual([input.signal, input.signal])
+  })
+
+  it('uses the timeoutMs of the definition that actually runs for a call through a preset context', async () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('t', { timeoutMs: 10_000 }))
+    const preset = ctx.scope('p')
+    preset.tools.register(
+      rawTool('t', {
+        timeoutMs: 5,
+        execute: async (_args, exec) => {
+          await new Promise((resolve) => exec.signal.addEventListener('abort', resolve))
+          return 1
+        },
+      }),
+    )
+    installTimeoutPolicy(ctx)
+    const result = await Promise.race([preset.tools.execute(call('t')), tick(2_000).then(() => 'hung' as const)])
+    expect(result === 'hung' ? 'hung' : errorCode(result)).toBe('TOOL_TIMEOUT')
+  })
+})
