@@ -249,6 +249,22 @@ export class Context implements Disposable {
   }
 }
 
+let executeUnparsed: (runtime: ToolRuntime, input: ToolExecutionInput, error: unknown) => Promise<ToolExecutionResult>
+
+/**
+ * @internal For the agent loop ({@link runToolCalls}): run a call whose argument text could not be
+ * parsed through the whole pipeline as `INVALID_ARGS`, so resolution (`UNKNOWN_TOOL` first),
+ * `finalizeContent` and `tools/result` see it exactly like any other outcome. Not exported from
+ * the package.
+ */
+export function executeWithUnparsedArguments(
+  tools: ToolRuntime,
+  input: ToolExecutionInput,
+  error: unknown,
+): Promise<ToolExecutionResult> {
+  return executeUnparsed(tools, input, error)
+}
+
 /**
  * `ctx.tools`: the registry and pipeline as one context sees them. Registrations made here belong
  * to this context's scope (global for the root) and are undone by its `dispose()`.
@@ -396,6 +412,14 @@ export class ToolRuntime {
     this.#context.assertAlive()
     const { node, agent } = this.#callerOf(input)
     return runPipeline(this.#deployment, node, input, agent)
+  }
+
+  static {
+    executeUnparsed = async (runtime, input, error) => {
+      runtime.#context.assertAlive()
+      const { node, agent } = runtime.#callerOf(input)
+      return runPipeline(runtime.#deployment, node, input, agent, { error })
+    }
   }
 
   /** The caller's scope node and agent: the input's agent if given, else this context's. */

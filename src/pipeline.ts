@@ -184,15 +184,22 @@ export async function runPipeline(
   caller: ScopeNode,
   input: ToolExecutionInput,
   agent: Agent | undefined,
+  unparsed?: { readonly error: unknown },
 ): Promise<ToolExecutionResult> {
   checkInput(input)
   const token = Symbol(`tool-call:${input.callId}`) as ToolExecutionToken
   let args: JsonValue = null
   let argsError: unknown
-  try {
-    args = snapshotJson(input.arguments, 'arguments')
-  } catch (error) {
-    argsError = error
+  if (unparsed !== undefined) {
+    // The caller could not even parse the model's argument text: an INVALID_ARGS outcome that
+    // still goes through resolution, finalizeContent and tools/result like any other.
+    argsError = unparsed.error ?? new Error('the arguments could not be parsed')
+  } else {
+    try {
+      args = snapshotJson(input.arguments, 'arguments')
+    } catch (error) {
+      argsError = error
+    }
   }
   const exec: ToolExecution = Object.freeze({
     callId: input.callId,

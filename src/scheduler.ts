@@ -1,9 +1,9 @@
+import { executeWithUnparsedArguments } from './context.ts'
 import type { Agent, ToolRuntime } from './context.ts'
-import { ToolDefinitionError, ToolErrorCode } from './errors.ts'
+import { ToolDefinitionError } from './errors.ts'
 import type { ToolExecutionInput, ToolExecutionMode, ToolExecutionResult } from './execution.ts'
 import { parseJsonText, snapshotJson } from './json-boundary.ts'
 import type { JsonValue } from './json-boundary.ts'
-import { failureResult, materializeResult } from './results.ts'
 import { toolCallEvent, toolResultEvent } from './session-log.ts'
 import type { SessionEvent } from './session-log.ts'
 
@@ -120,14 +120,11 @@ export async function runToolCalls(
 
   const runs = calls.map((turnCall) => {
     let args: unknown
-    let parseFailure: ToolExecutionResult | undefined
+    let parseFailure: { readonly error: unknown } | undefined
     try {
       args = turnCall.argumentsText === undefined ? turnCall.arguments : parseJsonText(turnCall.argumentsText, 'arguments')
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error)
-      parseFailure = materializeResult(
-        failureResult(ToolErrorCode.INVALID_ARGS, `Invalid arguments for tool "${turnCall.name}": ${reason}`, { name: 'ToolArgsError' }),
-      )
+      parseFailure = { error }
     }
     const input: ToolExecutionInput = {
       callId: turnCall.callId,
@@ -139,7 +136,9 @@ export async function runToolCalls(
     const mode: ToolExecutionMode = parseFailure === undefined ? tools.executionMode(input) : { kind: 'exclusive' }
     return scheduler.run(mode, async () => {
       await log(toolCallEvent({ ...turnCall, arguments: parseFailure === undefined ? durableArguments(args) : null }))
-      const result = parseFailure ?? (await tools.execute(input))
+      // Unparseable text still runs the one pipeline (UNKNOWN_TOOL first, then INVALID_ARGS through
+      // finalizeContent and tools/result).
+      const result = await (parseFailure === undefined ? tools.execute(input) : executeWithUnparsedArguments(tools, input, parseFailure.error))
       await log(toolResultEvent(turnCall.callId, turnCall.name, result))
       return result
     })

@@ -1472,3 +1472,133 @@ describe('timeout policy', () => {
     expect(result === 'hung' ? 'hung' : errorCode(result)).toBe('TOOL_TIMEOUT')
   })
 })
+
+describe('Code Mode visibility (with a stub transport)', () => {
+  function codeContext(mode: 'native' | 'code' = 'code') {
+    let host: import('../../src/context.ts').CodeModeHost | undefined
+    let lastToken: symbol | undefined
+    const ctx = createContext({
+      onListenerError: () => {},
+      tools: {
+        mode,
+        codeMode: (h) => {
+          host = h
+          return {
+            ...rawTool('run_code'),
+            describe: (tools) => tools.map((tool) => tool.name).join(','),
+            execute: async (args, exec) => {
+              lastToken = exec.token
+              const { name, agent } = args as { name: string; agent?: string }
+              const sub = await h.execute({
+                callId: `${exec.callId}:code:1`,
+                rootCallId: exec.rootCallId,
+                name,
+                arguments: {},
+                ...(agent === 'other' ? { agent: other } : exec.agent === undefined ? {} : { agent: exec.agent }),
+                parent: exec.token,
+                signal: exec.signal,
+              })
+              return sub.isError ? { error: sub.error.info?.code ?? 'none' } : { value: sub.value }
+            },
+          }
+        },
+      },
+    })
+    const other = ctx.agent('other')
+    return { ctx, host: () => host, lastToken: () => lastToken }
+  }
+
+  it('a model-direct native call under code mode is UNKNOWN_TOOL before any policy runs', async () => {
+    const { ctx } = codeContext()
+    ctx.tools.register(rawTool('native'))
+    const pre = vi.fn(async (_exec: ToolExecution, next: () => Promise<import('../../src/execution.ts').PreToolDecision>) => next())
+    ctx.on('tools/pre-execute', pre)
+    const agent = ctx.agent('a')
+    const result = await agent.ctx.tools.execute(call('native'))
+    expect(errorCode(result)).toBe('UNKNOWN_TOOL')
+    expect(pre).not.toHaveBeenCalled()
+    expect(ctx.tools.schemas(agent).map((schema) => schema.name)).toEqual(['run_code'])
+  })
+
+  it('a sub-call with the live parent token runs natively; a stale token or another agent does not', async () => {
+    const { ctx, lastToken } = codeContext()
+    ctx.tools.register(rawTool('native', { execute: async () => 'ran' }))
+    const agent = ctx.agent('a')
+    expect(await agent.ctx.tools.execute(call('run_code', { name: 'native' }))).toMatchObject({ value: { value: 'ran' } })
+    expect(await agent.ctx.tools.execute(call('run_code', { name: 'run_code' }))).toMatchObject({ value: { error: 'UNKNOWN_TOOL' } })
+    expect(await agent.ctx.tools.execute(call('run_code', { name: 'native', agent: 'other' }))).toMatchObject({ value: { error: 'DENIED' } })
+    const stale = await agent.ctx.tools.execute(call('native', {}, { parent: lastToken() as never }))
+    expect(errorCode(stale)).toBe('UNKNOWN_TOOL')
+  })
+
+  it('presentAs: nearest scope wins and its disposer restores', () => {
+    const { ctx } = codeContext('native')
+    ctx.tools.register(rawTool('native'))
+    const preset = ctx.scope('p')
+    const a = preset.agent('a')
+    const undoPreset = preset.tools.presentAs('code')
+    expect(ctx.tools.schemas(a).map((schema) => schema.name)).toEqual(['run_code'])
+    const undoAgent = a.ctx.tools.presentAs('native')
+    expect(ctx.tools.schemas(a).map((schema) => schema.name)).toEqual(['native'])
+    undoAgent()
+    expect(ctx.tools.schemas(a).map((schema) => schema.name)).toEqual(['run_code'])
+    undoPreset()
+    expect(ctx.tools.schemas(a).map((schema) => schema.name)).toEqual(['native'])
+    expect(ctx.tools.get('run_code', a)).toBeUndefined()
+  })
+
+  it('tools/code-dispatch-log is scope-filtered and a failing listener falls back to the original content', async () => {
+    const { ctx, host } = codeContext()
+    const a = ctx.agent('a')
+    const b = ctx.agent('b')
+    const seenByB = vi.fn()
+    b.ctx.on('tools/code-dispatch-log', async (_d, next) => {
+      seenByB()
+      return next()
+    })
+    a.ctx.on('tools/code-dispatch-log', async (_d, next) => {
+      void next()
+      throw undefined
+    })
+    const content = [{ type: 'text' as const, text: 'orig' }]
+    const exec = { callId: 'x', rootCallId: 'x', name: 'run_code', arguments: {}, agent: a, signal: new AbortController().signal, token: Symbol('t') } as unknown as ToolExecution
+    const logged = await host()?.codeDispatchLog({ exec, agent: a, subCallId: 'x:code:1', name: 'n', isError: false, content })
+    expect(logged).toEqual(content)
+    expect(seenByB).not.toHaveBeenCalled()
+  })
+})
+
+describe('runToolCalls keeps every call on the one pipeline', () => {
+  it('arguments text that is not lossless JSON still reaches finalizeContent and tools/result exactly once', async () => {
+    const ctx = createContext()
+    const finalize = vi.fn(() => [{ type: 'text' as const, text: 'FINAL' }])
+    const body = vi.fn(async () => 1)
+    ctx.tools.register(rawTool('t', { execute: body, finalizeContent: finalize }))
+    const observed: ToolExecutionResult[] = []
+    ctx.on('tools/result', (_exec, result) => void observed.push(result))
+    const agent = ctx.agent('a')
+    const [result] = await runToolCalls(
+      ctx.tools,
+      [
+        { callId: 'c1', name: 't', argumentsText: '{"n": 123456789012345678901234567890}' },
+      ],
+      { agent, signal: new AbortController().signal },
+    )
+    expect(result && errorCode(result)).toBe('INVALID_ARGS')
+    expect(result?.isError && result.error.message).toContain('$.n')
+    expect(body).not.toHaveBeenCalled()
+    expect(finalize).toHaveBeenCalledTimes(1)
+    expect(result?.content).toEqual([{ type: 'text', text: 'FINAL' }])
+    expect(observed).toHaveLength(1)
+    expect(observed[0]).toBe(result)
+    expect(agent.session.events.map((event) => event.type)).toEqual(['tool/call', 'tool/result'])
+  })
+
+  it('unparseable arguments for an unknown tool report UNKNOWN_TOOL like execute() would', async () => {
+    const ctx = createContext()
+    const [result] = await runToolCalls(ctx.tools, [{ callId: 'c1', name: 'nope', argumentsText: '{' }], {
+      signal: new AbortController().signal,
+    })
+    expect(result && errorCode(result)).toBe('UNKNOWN_TOOL')
+  })
+})
