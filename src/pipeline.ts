@@ -126,7 +126,9 @@ export function successFromValue(
   try {
     value = snapshotJson(raw, 'output')
   } catch (error) {
-    return failureResult(ToolErrorCode.INVALID_TOOL_OUTPUT, `Tool "${name}" returned a value that is not JSON: ${reasonOf(error)}`)
+    return failureResult(ToolErrorCode.INVALID_TOOL_OUTPUT, `Tool "${name}" returned a value that is not JSON: ${reasonOf(error)}`, {
+      name: 'ToolOutputError',
+    })
   }
   const issues = validateJsonSchemaValue(entry.outputSchema, value)
   if (issues.length > 0) {
@@ -277,7 +279,11 @@ export function resolveTool(
   if (exec.parent !== undefined) {
     const parent = host.liveTransports.get(exec.parent)
     if (parent === undefined) {
-      return { failure: failureResult(ToolErrorCode.UNKNOWN_TOOL, `Tool call "${name}" names a parent that is not a running ${RUN_CODE} execution`) }
+      return {
+        failure: failureResult(ToolErrorCode.UNKNOWN_TOOL, `Tool call "${name}" names a parent that is not a running ${RUN_CODE} execution`, {
+          name: 'ToolNotFoundError',
+        }),
+      }
     }
     if (parent.agent !== exec.agent) {
       return { failure: denied(exec, `a ${RUN_CODE} sub-call must act for the same agent as its ${RUN_CODE} call`) }

@@ -1602,3 +1602,37 @@ describe('runToolCalls keeps every call on the one pipeline', () => {
     expect(result && errorCode(result)).toBe('UNKNOWN_TOOL')
   })
 })
+
+describe('structured error identity', () => {
+  it('every UNKNOWN_TOOL is a ToolNotFoundError, including a sub-call naming a parent that is not running', async () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('t'))
+    const results = [
+      await ctx.tools.execute(call('missing')),
+      await ctx.tools.execute(call('run_code')),
+      await ctx.tools.execute(call('t', {}, { parent: Symbol('not running') as never })),
+    ]
+    for (const result of results) {
+      expect(result.isError && result.error.info).toEqual({ code: 'UNKNOWN_TOOL', name: 'ToolNotFoundError' })
+    }
+  })
+
+  it('every invalid produced value is a ToolOutputError (INVALID_TOOL_OUTPUT), including a value that is not JSON', async () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('schema', { outputSchema: { type: 'string' } as never, execute: async () => 1 }))
+    ctx.tools.register(rawTool('nonjson', { execute: async () => new Date(0) }))
+    ctx.tools.register(rawTool('replaced', { outputSchema: { type: 'integer' } as never, execute: async () => 1 }))
+    ctx.on('tools/post-execute', async (exec, _result, next) => (exec.name === 'replaced' ? { kind: 'accept', value: 'x' } : next()))
+    for (const name of ['schema', 'nonjson', 'replaced']) {
+      const result = await ctx.tools.execute(call(name))
+      expect(result.isError && result.error.info).toEqual({ code: 'INVALID_TOOL_OUTPUT', name: 'ToolOutputError' })
+    }
+  })
+
+  it('invalid arguments are a ToolArgsError (INVALID_ARGS)', async () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('t'))
+    const result = await ctx.tools.execute(call('t', { x: undefined }))
+    expect(result.isError && result.error.info).toEqual({ code: 'INVALID_ARGS', name: 'ToolArgsError' })
+  })
+})
