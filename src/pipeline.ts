@@ -97,7 +97,14 @@ function checkPostDecision(value: unknown): PostToolDecision | string {
   if (decision.additionalContexts !== undefined && !Array.isArray(decision.additionalContexts)) {
     return 'additionalContexts must be an array of user messages'
   }
-  return value as PostToolDecision
+  // A copy, captured when the decision is made: a listener further out that mutates the object it
+  // got from next() in place cannot rewrite a block it already observed into an accept.
+  const contexts = decision.additionalContexts === undefined ? {} : { additionalContexts: [...(decision.additionalContexts as UserMessage[])] }
+  const copyBlocks = (blocks: unknown): ContentBlock[] => (blocks as ContentBlock[]).map((block) => ({ ...block }))
+  if (decision.kind === 'block') return { kind: 'block', feedback: copyBlocks(decision.feedback), ...contexts }
+  if (decision.value !== undefined) return { kind: 'accept', value: decision.value as JsonValue, ...contexts }
+  if (decision.content !== undefined) return { kind: 'accept', content: copyBlocks(decision.content), ...contexts }
+  return { kind: 'accept', ...contexts }
 }
 
 function denied(exec: Pick<ToolExecution, 'name'>, reason: string): ToolExecutionFailure {

@@ -1636,3 +1636,31 @@ describe('structured error identity', () => {
     expect(result.isError && result.error.info).toEqual({ code: 'INVALID_ARGS', name: 'ToolArgsError' })
   })
 })
+
+describe('decisions are captured when they are made', () => {
+  it('an outer listener mutating an inner block decision in place cannot turn it into an accept', async () => {
+    const { ctx } = setup()
+    ctx.on('tools/post-execute', async (_exec, _result, next) => {
+      const decision = (await next()) as { kind: string; feedback?: unknown }
+      decision.kind = 'accept'
+      delete decision.feedback
+      return decision as never
+    })
+    ctx.on('tools/post-execute', async () => ({ kind: 'block', feedback: [{ type: 'text', text: 'blocked' }] }))
+    const result = await ctx.tools.execute(call('t'))
+    expect(result.isError).toBe(true)
+    expect(result.content).toEqual([{ type: 'text', text: 'blocked' }])
+  })
+
+  it('an outer listener mutating an inner deny decision in place cannot turn it into an allow', async () => {
+    const { ctx, body } = setup()
+    ctx.on('tools/pre-execute', async (_exec, next) => {
+      const decision = (await next()) as { kind: string }
+      decision.kind = 'allow'
+      return decision as never
+    })
+    ctx.on('tools/pre-execute', async () => ({ kind: 'deny', reason: 'no' }))
+    expect(errorCode(await ctx.tools.execute(call('t')))).toBe('DENIED')
+    expect(body).not.toHaveBeenCalled()
+  })
+})
