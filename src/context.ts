@@ -386,6 +386,7 @@ export class ToolRuntime {
    * `isConcurrencySafe` is parallel; unknown, hidden, invalid or throwing is exclusive.
    */
   executionMode(input: ToolExecutionInput): ToolExecutionMode {
+    this.#context.assertAlive()
     const exclusive: ToolExecutionMode = { kind: 'exclusive' }
     try {
       const { node, agent } = this.#callerOf(input)
@@ -437,6 +438,7 @@ export class ToolRuntime {
   }
 
   #viewOf(scope: ScopeKey | undefined): ScopeNode {
+    this.#context.assertAlive()
     if (scope === undefined) return this.#node
     if (scope instanceof Context) return scope.node
     const node = this.#deployment.agents.get(scope)

@@ -42,6 +42,16 @@ export interface ToolEvents {
 /** The name of one tool event. */
 export type ToolEventName = keyof ToolEvents
 
+/** Every tool event, for checking names given at run time. */
+export const TOOL_EVENT_NAMES: readonly ToolEventName[] = Object.freeze([
+  'tools/change',
+  'tools/pre-execute',
+  'tools/execute',
+  'tools/post-execute',
+  'tools/code-dispatch-log',
+  'tools/result',
+])
+
 interface Registration<E extends ToolEventName> {
   readonly scope: ScopeNode
   readonly listener: ToolEvents[E]
@@ -64,6 +74,10 @@ export class ToolEventBus {
 
   /** Add a listener; returns the exact disposer (idempotent). */
   on<E extends ToolEventName>(event: E, scope: ScopeNode, listener: ToolEvents[E]): () => void {
+    if (!TOOL_EVENT_NAMES.includes(event)) {
+      // A misspelt event would otherwise register a listener that never fires.
+      throw new TypeError(`unknown tool event ${JSON.stringify(event)}; known events: ${TOOL_EVENT_NAMES.join(', ')}`)
+    }
     if (typeof listener !== 'function') {
       throw new TypeError(`listener for "${event}" must be a function, got ${typeof listener}`)
     }

@@ -288,6 +288,18 @@ describe('context disposal', () => {
     expect(() => preset.scope('again')).toThrow(/after dispose/)
   })
 
+  it('refuses lookups and classification after dispose, and unknown event names at any time', () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('t'))
+    expect(() => ctx.on('tools/rsult' as 'tools/change', () => {})).toThrow(/unknown tool event "tools\/rsult"; known events: tools\/change/)
+    const agent = ctx.agent('a')
+    agent.ctx.dispose()
+    expect(() => agent.ctx.tools.schemas()).toThrow(/after dispose/)
+    expect(() => agent.ctx.tools.get('t')).toThrow(/after dispose/)
+    expect(() => agent.ctx.tools.list()).toThrow(/after dispose/)
+    expect(() => agent.ctx.tools.executionMode(call('t'))).toThrow(/after dispose/)
+  })
+
   it('lets a disposed child go without disturbing its siblings', () => {
     const ctx = createContext()
     const a = ctx.agent('a')
