@@ -71,6 +71,16 @@ export class DisposedError extends ToolError {
   }
 }
 
+/** A tool name that is not registered or not visible to the caller (`UNKNOWN_TOOL`). */
+export class ToolNotFoundError extends ToolError {
+  readonly toolName: string
+
+  constructor(toolName: string, available: readonly string[]) {
+    super(ToolErrorCode.UNKNOWN_TOOL, `Unknown tool "${toolName}". Available tools: ${available.length > 0 ? available.join(', ') : 'none'}`)
+    this.toolName = toolName
+  }
+}
+
 /** Thrown when a tool definition, restriction or option is malformed. */
 export class ToolDefinitionError extends ToolError {
   constructor(message: string) {

@@ -44,6 +44,7 @@ export {
   ToolArgsError,
   ToolDefinitionError,
   ToolError,
+  ToolNotFoundError,
   ToolErrorCode,
   ToolOutputError,
 } from './errors.ts'
@@ -85,7 +86,15 @@ export type {
 } from './schema/index.ts'
 
 // The JSON boundary
-export { JsonBoundaryError, parseDurableJson, parseJsonText, snapshotJson, stringifyJson } from './json-boundary.ts'
+export {
+  JsonBoundaryError,
+  parseDurableJson,
+  parseJsonText,
+  snapshotJson,
+  // The name for the same operation: copy into fresh frozen JSON.
+  snapshotJson as snapshot,
+  stringifyJson,
+} from './json-boundary.ts'
 export type { JsonObject, JsonValue } from './json-boundary.ts'
 
 // Messages, presentation and the session log

@@ -1,4 +1,4 @@
-import { ToolError, ToolErrorCode } from './errors.ts'
+import { ToolError, ToolErrorCode, ToolNotFoundError } from './errors.ts'
 import type { ToolEventBus } from './events.ts'
 import { runWaterfall } from './events.ts'
 import type {
@@ -318,10 +318,7 @@ export function resolveTool(
 }
 
 function unknownTool(name: string, available: readonly string[]): ToolExecutionFailure {
-  const list = available.length > 0 ? available.join(', ') : 'none'
-  return failureResult(ToolErrorCode.UNKNOWN_TOOL, `Unknown tool "${name}". Available tools: ${list}`, {
-    name: 'ToolNotFoundError',
-  })
+  return failureFromError(new ToolNotFoundError(name, available), ToolErrorCode.UNKNOWN_TOOL)
 }
 
 /** Pre-execute, approval, guards, then the execute waterfall around the body, then post-execute. */
