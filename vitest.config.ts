@@ -8,5 +8,8 @@ export default defineConfig({
     pool: 'forks',
     execArgv: ['--no-node-snapshot'],
     testTimeout: 30_000,
+    // In CI a JSON report lets .ci/run print the plain "N passed, N failed" closing line.
+    reporters: process.env.CI ? ['default', 'json'] : ['default'],
+    outputFile: { json: '.tmp/vitest-results.json' },
   },
 })
