@@ -105,9 +105,9 @@ export type FinishOutcome =
 export function parseFinish(text: string): FinishOutcome {
   if (!text.startsWith('!')) return { ok: true, json: text }
   const failure = JSON.parse(text.slice(1)) as { message: string; path: string; limit?: string }
-  return failure.limit === 'maxResultBytes'
-    ? { ok: false, message: failure.message, path: failure.path, limit: 'maxResultBytes' }
-    : { ok: false, message: failure.message, path: failure.path }
+  const message = clipText(String(failure.message), MAX_ERROR_TEXT_CHARS)
+  const path = clipText(String(failure.path), MAX_ERROR_TEXT_CHARS)
+  return failure.limit === 'maxResultBytes' ? { ok: false, message, path, limit: 'maxResultBytes' } : { ok: false, message, path }
 }
 
 /** A guest error as `describeError` (or an engine) reports it. */
@@ -140,6 +140,23 @@ function programPosition(line: number, column: number): { line: number; column: 
 export const MAX_STACK_FRAMES = 10
 
 /**
+ * Longest guest-written text (an error message, a result failure's path) a failure carries, in
+ * UTF-16 code units; names and frame function names get {@link MAX_NAME_CHARS}. A program that
+ * throws `new Error("x".repeat(1e7))` must not hand the model (or the session log) megabytes.
+ * The prelude clips to the same figures inside the guest, so the text never crosses whole; the
+ * host clips again because the guest is not trusted to have done it.
+ */
+export const MAX_ERROR_TEXT_CHARS = 4_000
+export const MAX_NAME_CHARS = 200
+/** Stack text the prelude sends for a guest error (frames are cut to {@link MAX_STACK_FRAMES} on the host). */
+export const MAX_STACK_TEXT_CHARS = 16_000
+
+/** `text` cut to `max` code units, saying how much was left out. */
+export function clipText(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}... (${text.length - max} more characters)`
+}
+
+/**
  * Map a raw guest error to a `guest` failure: keep only frames in {@link PROGRAM_FILENAME} (runtime,
  * native, host and wrapper frames are dropped), rewrite them to program positions, and take
  * line/column from the first of them. `code` is the program (to drop the wrapper's closing line);
@@ -165,7 +182,7 @@ export function guestFailure(
     first ??= at
     kept += 1
     if (kept > MAX_STACK_FRAMES) continue
-    const fn = match[1] === undefined || match[1] === '' || match[1] === '<anonymous>' || match[1] === '<eval>' ? '' : match[1]
+    const fn = match[1] === undefined || match[1] === '' || match[1] === '<anonymous>' || match[1] === '<eval>' ? '' : clipText(match[1], MAX_NAME_CHARS)
     frames.push(fn === '' ? `    at program:${at.line}:${at.column}` : `    at ${fn} (program:${at.line}:${at.column})`)
   }
   if (kept > MAX_STACK_FRAMES) frames.push(`    ... ${kept - MAX_STACK_FRAMES} more frames`)
@@ -175,7 +192,8 @@ export function guestFailure(
   }
   // A syntax error found only at the wrapper's closing line (an unclosed brace) belongs to the end.
   if (first === undefined && beyond) first = { line: lastLine, column: 1 }
-  const base = { kind: 'guest' as const, name: error.name === '' ? 'Error' : error.name, message: error.message }
+  const name = error.name === '' ? 'Error' : clipText(error.name, MAX_NAME_CHARS)
+  const base = { kind: 'guest' as const, name, message: clipText(error.message, MAX_ERROR_TEXT_CHARS) }
   const withPos = first === undefined ? base : { ...base, line: first.line, column: first.column }
   return frames.length === 0 ? withPos : { ...withPos, stack: frames.join('\n') }
 }
@@ -202,6 +220,9 @@ var rawLog = g.__codemode_log;
 delete g.__codemode_call;
 delete g.__codemode_log;
 if (typeof rawCall !== 'function' || typeof rawLog !== 'function') throw new Error('codemode runtime: host functions missing');
+// WebAssembly memory is allocated outside the engine's heap limit (isolated-vm does not count it):
+// a program could commit gigabytes of host memory. No program needs it.
+delete g.WebAssembly;
 
 var JSONparse = JSON.parse;
 var JSONstringify = JSON.stringify;
@@ -228,14 +249,25 @@ var NumberIsFinite = Number.isFinite;
 var DateProto = Date.prototype;
 var DateToISOString = Date.prototype.toISOString;
 var SymbolToString = Symbol.prototype.toString;
+var StringSlice = String.prototype.slice;
+var StringIndexOf = String.prototype.indexOf;
+var StringStartsWith = String.prototype.startsWith;
 var MAX_DEPTH = ${MAX_JSON_DEPTH};
+var MAX_TEXT = ${MAX_ERROR_TEXT_CHARS};
+var MAX_NAME = ${MAX_NAME_CHARS};
+var MAX_STACK = ${MAX_STACK_TEXT_CHARS};
 var IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 var RegExpTest = RegExp.prototype.test;
 
 function hasOwn(o, k) { return ReflectApply(ObjectProtoHasOwn, o, [k]); }
+// Guest text bound for the host (error messages, paths, names): never megabytes.
+function clip(s, max) {
+  return s.length <= max ? s : ReflectApply(StringSlice, s, [0, max]) + '... (' + (s.length - max) + ' more characters)';
+}
 function list() { var a = []; ObjectSetPrototypeOf(a, null); return a; }
 function join(parts, n, sep) { parts.length = n; return ReflectApply(ArrayProtoJoin, parts, [sep]); }
 function keyPath(path, key) {
+  if (key.length > MAX_NAME) key = clip(key, MAX_NAME);
   return ReflectApply(RegExpTest, IDENT, [key]) ? path + '.' + key : path + '[' + JSONstringify(key) + ']';
 }
 function tagOf(v) {
@@ -319,7 +351,7 @@ function toJson(value) {
   }
 }
 
-function rejectText(r) { return r.what + ' at ' + r.path; }
+function rejectText(r) { return r.what + ' at ' + clip(r.path, MAX_TEXT); }
 
 // Lenient console formatting: never throws, marks what JSON cannot hold.
 function show(v, depth, seen) {
@@ -423,7 +455,7 @@ function init(toolsJson) {
   var tools = new ProxyCtor(target, ObjectFreeze({
     get: function (t, key) {
       if (typeof key === 'symbol' || hasOwn(t, key) || INHERITED[key] === true) return t[key];
-      var err = new TypeErrorCtor('tools.' + key + ' is not a tool. Available tools: ' + available);
+      var err = new TypeErrorCtor('tools.' + clip(key, MAX_NAME) + ' is not a tool. Available tools: ' + available);
       ObjectDefineProperty(err, 'code', { __proto__: null, value: 'UNKNOWN_TOOL', writable: true, configurable: true, enumerable: true });
       throw err;
     },
@@ -434,7 +466,7 @@ function init(toolsJson) {
 function finish(value, maxResultBytes) {
   var json = value === undefined ? 'null' : toJson(value);
   if (typeof json !== 'string') {
-    return '!' + JSONstringify({ message: 'the returned value is not JSON: ' + rejectText(json), path: json.path });
+    return '!' + JSONstringify({ message: 'the returned value is not JSON: ' + rejectText(json), path: clip(json.path, MAX_TEXT) });
   }
   if (json.length > maxResultBytes) {
     return '!' + JSONstringify({ message: 'the returned value is ' + json.length + ' characters of JSON, more than the limit of ' + maxResultBytes, path: '$', limit: 'maxResultBytes' });
@@ -443,7 +475,33 @@ function finish(value, maxResultBytes) {
 }
 
 function text(v, fallback) {
-  try { return typeof v === 'string' ? v : (v === undefined ? fallback : StringCtor(v)); } catch (e) { return fallback; }
+  var s;
+  try { s = typeof v === 'string' ? v : (v === undefined ? fallback : StringCtor(v)); } catch (e) { return fallback; }
+  return typeof s === 'string' ? s : fallback;
+}
+
+var FRAME_LINE = /^\s*at /;
+// Only the frame lines of a stack, each at most a few hundred characters (a giant function name
+// keeps its head and the position at its end), at most MAX_STACK in all. V8 starts a stack with
+// "name: message"; that header is skipped whole, so lines of the message never pass for frames.
+function stackText(s, name, message) {
+  var pos = 0, len = s.length, out = '';
+  if (ReflectApply(StringStartsWith, s, [name]) && ReflectApply(StringStartsWith, s, [': ', name.length]) &&
+      ReflectApply(StringStartsWith, s, [message, name.length + 2])) {
+    pos = name.length + 2 + message.length;
+  } else if (message === '' && ReflectApply(StringStartsWith, s, [name])) {
+    pos = name.length;
+  }
+  while (pos < len && out.length < MAX_STACK) {
+    var end = ReflectApply(StringIndexOf, s, ['\n', pos]);
+    if (end < 0) end = len;
+    var line = end - pos > 2 * MAX_NAME
+      ? ReflectApply(StringSlice, s, [pos, pos + MAX_NAME]) + '...' + ReflectApply(StringSlice, s, [end - MAX_NAME, end])
+      : ReflectApply(StringSlice, s, [pos, end]);
+    if (ReflectApply(RegExpTest, FRAME_LINE, [line])) out = out + line + '\n';
+    pos = end + 1;
+  }
+  return out;
 }
 
 function describeError(reason) {
@@ -452,14 +510,17 @@ function describeError(reason) {
   if (isObject) {
     try { name = text(reason.name, 'Error'); } catch (e) {}
     try { message = text(reason.message, ''); } catch (e) {}
-    try { stack = text(reason.stack, ''); } catch (e) {}
+    try { stack = stackText(text(reason.stack, ''), name, message); } catch (e) {}
+    name = clip(name, MAX_NAME);
+    message = clip(message, MAX_TEXT);
     if (tagOf(reason) !== '[object Error]' && message === '') {
       var seen = { items: list(), n: 0 }; ObjectSetPrototypeOf(seen, null);
-      try { message = 'Uncaught ' + show(reason, 1, seen); } catch (e) { message = 'Uncaught exception'; }
+      try { message = clip('Uncaught ' + show(reason, 1, seen), MAX_TEXT); } catch (e) { message = 'Uncaught exception'; }
     }
   } else {
     var seen2 = { items: list(), n: 0 }; ObjectSetPrototypeOf(seen2, null);
-    message = 'Uncaught ' + show(reason, 1, seen2);
+    // Clipped before it is quoted: a thrown 16 MB string must not be copied whole again.
+    message = clip('Uncaught ' + show(typeof reason === 'string' ? clip(reason, MAX_TEXT) : reason, 1, seen2), MAX_TEXT);
   }
   return JSONstringify({ name: name, message: message, stack: stack });
 }

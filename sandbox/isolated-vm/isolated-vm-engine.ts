@@ -390,7 +390,8 @@ function makeActiveRun(
     },
     log(level, text) {
       if (over) return
-      const broken = meter.log(text.length)
+      // Each line counts its line break too, so a flood of empty lines is bounded like any other.
+      const broken = meter.log(text.length + 1)
       if (broken !== undefined) {
         fail(broken)
         return

@@ -294,7 +294,8 @@ function hostLog(run, levelHandle, textHandle) {
   const context = run.context
   const level = context.typeof(levelHandle) === 'string' ? context.getString(levelHandle) : 'log'
   const text = context.typeof(textHandle) === 'string' ? context.getString(textHandle) : ''
-  run.logBytes += text.length
+  // Each line counts its line break too, so a flood of empty lines is bounded like any other.
+  run.logBytes += text.length + 1
   if (run.logBytes > run.limits.maxLogBytes) {
     run.kill = 'maxLogBytes'
     return
