@@ -56,6 +56,8 @@ interface ActiveRun {
   call(name: string, argsJson: string): Promise<string>
   log(level: string, text: string): void
   done(text: string): void
+  /** isolated-vm gave up on the isolate (a catastrophic out-of-memory error). */
+  lost(): void
 }
 
 /** A fresh isolate with its context, bridge and prelude ready, used by at most one program. */
@@ -69,6 +71,8 @@ interface Sandbox {
 /** Where a context's bridge dispatches; unset before and after its run. */
 interface Route {
   current: ActiveRun | undefined
+  /** isolated-vm reported a catastrophic error: the isolate's thread is parked for good. */
+  lost: boolean
 }
 
 const RUN_OVER = failureEnvelope('the program has already finished', 'ABORTED')
@@ -107,11 +111,20 @@ async function rehearse(ivm: IsolatedVm, isolate: Isolate): Promise<void> {
 }
 
 async function prepareSandbox(ivm: IsolatedVm, memoryMb: number): Promise<Sandbox> {
-  const isolate = new ivm.Isolate({ memoryLimit: memoryMb })
+  const route: Route = { current: undefined, lost: false }
+  // isolated-vm's memory limit is not hard: one big allocation past it (measured: a program that
+  // JSON-stringifies two 16 MB strings in a 32 MB isolate) is a V8 fatal out-of-memory error, which
+  // aborts the whole host process unless a handler is given. With one, isolated-vm parks the
+  // isolate's thread for good instead (the thread and its heap leak) and calls the handler on the
+  // host: the run ends as a memory-limit breach and the isolate is disposed like any other.
+  const onCatastrophicError = (): void => {
+    route.lost = true
+    route.current?.lost()
+  }
+  const isolate = new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError })
   try {
     await rehearse(ivm, isolate)
     const context = await isolate.createContext()
-    const route: Route = { current: undefined }
     const arm = await installBridge(
       ivm,
       context,
@@ -285,6 +298,11 @@ class IsolatedVmEngine implements SandboxEngine {
   }
 
   #terminate(sandbox: Sandbox): void {
+    if (sandbox.route.lost) {
+      // Nothing runs there any more, and a task queued behind the parked thread would never run.
+      disposeNow(sandbox.isolate)
+      return
+    }
     const done = terminateIsolate(this.#ivm, sandbox.isolate, sandbox.context)
     this.#terminating.add(done)
     void done.finally(() => this.#terminating.delete(done))
@@ -405,6 +423,9 @@ function makeActiveRun(
     done(text) {
       over = true
       outcome.done(text)
+    },
+    lost() {
+      if (!over) fail('memoryLimitBytes')
     },
   }
 }

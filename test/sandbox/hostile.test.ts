@@ -222,6 +222,11 @@ describe.each(enginesUnderTest())('hostile programs through run_code on $name', 
         { failsOrValue: LIMIT('memoryLimitBytes', 'cpuTimeMs'), value: -1 },
       ],
       [
+        'a single allocation far past the heap limit (fatal in V8 without a catastrophic-error handler)',
+        "const m = 'x'.repeat(2 ** 24); const s = 'Error: ' + m; return JSON.stringify([m, s]).length",
+        { fails: LIMIT('memoryLimitBytes') },
+      ],
+      [
         'a SharedArrayBuffer of 1 GiB',
         'const s = new SharedArrayBuffer(2 ** 30); new Uint8Array(s).fill(1); return s.byteLength',
         { fails: /memoryLimitBytes|Array buffer allocation failed|SharedArrayBuffer/ },
