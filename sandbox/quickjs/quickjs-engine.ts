@@ -125,6 +125,7 @@ class QuickJSEngine implements SandboxEngine {
         if (over) return false
         over = true
         clearTimeout(watchdog)
+        clearTimeout(cpuWatchdog)
         signal.removeEventListener('abort', onAbort)
         return true
       }
@@ -135,6 +136,17 @@ class QuickJSEngine implements SandboxEngine {
         resolve(result)
       }
       const watchdog = setTimeout(() => kill(limitResult('wallTimeMs', limits)), limits.wallTimeMs + WATCHDOG_GRACE_MS)
+      // The worker stops a CPU-bound guest itself, from QuickJS's interrupt handler; a guest stuck
+      // where QuickJS never calls it is stopped here, from the CPU time the worker publishes. CPU
+      // time never runs ahead of wall time, so the first look is due no earlier than the budget.
+      const cpuBudget = limits.cpuTimeMs + WATCHDOG_GRACE_MS
+      const checkCpu = (): void => {
+        const used = worker.guestCpuMs()
+        // A worker slow to act on a limit it already found broken is stopped for that limit.
+        if (used > cpuBudget) kill(limitResult(worker.decidedKill() ?? 'cpuTimeMs', limits))
+        else cpuWatchdog = setTimeout(checkCpu, Math.max(10, cpuBudget - used))
+      }
+      let cpuWatchdog = setTimeout(checkCpu, cpuBudget)
       const onAbort = (): void => kill(abortedResult())
       signal.addEventListener('abort', onAbort, { once: true })
 
@@ -185,6 +197,7 @@ class QuickJSEngine implements SandboxEngine {
           else resolve({ ok: false, error: { kind: 'guest', name: 'InternalError', message: 'the sandbox worker stopped unexpectedly' } })
         },
       })
+      worker.resetCpuClock()
       worker.post({
         t: 'run',
         run: runId,

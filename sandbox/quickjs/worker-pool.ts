@@ -1,5 +1,6 @@
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
+import type { SandboxLimitName } from '../engine.ts'
 
 /**
  * A small pool of warm QuickJS worker threads, one program at a time per worker.
@@ -47,9 +48,21 @@ export interface LeasedWorker {
    */
   reply(run: number, answers: (number | string)[]): void
   attach(handler: WorkerRunHandler): void
+  /**
+   * Guest CPU milliseconds of the current run as the worker publishes them, the slice running
+   * now included: the main thread's own check, for a worker stuck where its interrupt handler
+   * is never called. Reset to 0 by {@link resetCpuClock} before each run.
+   */
+  guestCpuMs(): number
+  /** The limit the worker already decided to stop the current run for, if any. */
+  decidedKill(): SandboxLimitName | undefined
+  resetCpuClock(): void
 }
 
 type SlotState = 'starting' | 'idle' | 'busy' | 'dead'
+
+/** The limits a worker stops a run for itself, in the order worker.js publishes them. */
+const KILL_LIMITS: readonly SandboxLimitName[] = ['cpuTimeMs', 'wallTimeMs', 'maxSubCalls', 'maxSubCallsInFlight', 'maxLogBytes']
 
 class Slot implements LeasedWorker {
   state: SlotState = 'starting'
@@ -66,7 +79,28 @@ class Slot implements LeasedWorker {
     readonly worker: Worker,
     readonly replies: MessagePort,
     readonly wake: Int32Array,
+    /**
+     * `[start of the running guest slice (ms since the epoch) or -1, CPU ms of the run's ended
+     * slices, 1 + index in KILL_LIMITS of a limit the worker already stopped the run for, or 0]`.
+     */
+    readonly clock: Float64Array,
   ) {}
+
+  guestCpuMs(): number {
+    const start = this.clock[0] as number
+    const used = this.clock[1] as number
+    return start >= 0 ? used + (performance.timeOrigin + performance.now() - start) : used
+  }
+
+  decidedKill(): SandboxLimitName | undefined {
+    return KILL_LIMITS[(this.clock[2] as number) - 1]
+  }
+
+  resetCpuClock(): void {
+    this.clock[0] = -1
+    this.clock[1] = 0
+    this.clock[2] = 0
+  }
 
   post(message: unknown): void {
     this.worker.postMessage(message)
@@ -179,16 +213,18 @@ export class WorkerPool {
 
   #spawn(): void {
     const wake = new Int32Array(new SharedArrayBuffer(4))
+    const clock = new Float64Array(new SharedArrayBuffer(24))
+    clock[0] = -1
     const { port1, port2 } = new MessageChannel()
     const worker = new Worker(this.#workerUrl, {
-      workerData: { ...this.#boot, wake: wake.buffer, replies: port2 },
+      workerData: { ...this.#boot, wake: wake.buffer, clock: clock.buffer, replies: port2 },
       transferList: [port2],
       // The worker is plain JavaScript: no loaders or test-runner flags of the parent.
       execArgv: [],
     })
     // Nothing listens on our end; it must never keep the process alive.
     port1.unref()
-    const slot = new Slot(worker, port1, wake)
+    const slot = new Slot(worker, port1, wake, clock)
     this.#slots.add(slot)
     worker.on('message', (message: { t: string }) => {
       if (message.t === 'ready') {

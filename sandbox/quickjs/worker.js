@@ -34,9 +34,24 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
 
-const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemoryLimit, wake, replies } = workerData
+const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemoryLimit, wake, clock, replies } = workerData
 /** Bumped by the main thread after every answer it posts on `replies`. */
 const wakeWord = new Int32Array(wake)
+/**
+ * Published for the main thread's CPU check: [start of the running guest slice in ms since the
+ * epoch, or -1; CPU ms of the run's ended slices; 1 + index in KILL_LIMITS of the limit this worker
+ * already decided to stop the run for, or 0]. QuickJS can spin in native code without ever calling
+ * the interrupt handler (measured: `for (;;) new Promise(() => {})` in this build), and it calls it
+ * only every few thousand operations, so the in-worker checks alone cannot be relied on.
+ */
+const cpuClock = new Float64Array(clock)
+const KILL_LIMITS = ['cpuTimeMs', 'wallTimeMs', 'maxSubCalls', 'maxSubCallsInFlight', 'maxLogBytes']
+
+/** Stop the run at the next interrupt check for `limit`, and tell the main thread why. */
+function decideKill(run, limit) {
+  run.kill = limit
+  cpuClock[2] = KILL_LIMITS.indexOf(limit) + 1
+}
 
 const PAGE = 65536
 // The build needs 16 MiB of initial memory (static data, C stack); the guest heap comes on top.
@@ -48,6 +63,9 @@ const LOG_LEVELS = new Set(['log', 'info', 'warn', 'error'])
 /** @type {import('quickjs-emscripten-core').QuickJSWASMModule | undefined} */
 let quickjs
 let moduleMemoryLimit = -1
+/** The current module's WASM memory, which only grows; at its maximum the guest heap is exhausted. */
+let wasmMemory
+let wasmMaxBytes = 0
 
 /**
  * The prepared context: `{ runtime, context, api, box }`, fresh, the prelude evaluated, no program
@@ -63,6 +81,8 @@ async function loadModule(memoryLimitBytes) {
     initial: BASE_PAGES,
     maximum: BASE_PAGES + Math.ceil(memoryLimitBytes / PAGE),
   })
+  wasmMemory = memory
+  wasmMaxBytes = (BASE_PAGES + Math.ceil(memoryLimitBytes / PAGE)) * PAGE
   quickjs = await newQuickJSWASMModuleFromVariant(newVariant(releaseSyncVariant, { wasmMemory: memory }))
   moduleMemoryLimit = memoryLimitBytes
 }
@@ -196,7 +216,7 @@ function awaitReplies(run) {
   if (takeReplies(run) || run.done) return
   const remaining = run.deadline - performance.now()
   if (remaining <= 0) {
-    run.kill ??= 'wallTimeMs'
+    if (run.kill === undefined) decideKill(run, 'wallTimeMs')
     return finishRun(run, { kind: 'limit', limit: run.kill }, true)
   }
   Atomics.wait(wakeWord, 0, seen, remaining)
@@ -228,11 +248,15 @@ function takeReplies(run) {
 /** Run guest code, counting the time spent as the guest's CPU time; then send the calls it started. */
 function guest(run, fn) {
   run.sliceStart = performance.now()
+  cpuClock[1] = run.cpuUsed
+  cpuClock[0] = performance.timeOrigin + run.sliceStart
   try {
     return fn()
   } finally {
     run.cpuUsed += performance.now() - run.sliceStart
     run.sliceStart = -1
+    cpuClock[0] = -1
+    cpuClock[1] = run.cpuUsed
     if (run.kill === undefined) flushCalls(run)
   }
 }
@@ -247,11 +271,11 @@ function shouldInterrupt(run) {
   if (run.kill !== undefined) return true
   const now = performance.now()
   if (run.sliceStart >= 0 && run.cpuUsed + (now - run.sliceStart) > run.limits.cpuTimeMs) {
-    run.kill = 'cpuTimeMs'
+    decideKill(run, 'cpuTimeMs')
     return true
   }
   if (now > run.deadline) {
-    run.kill = 'wallTimeMs'
+    decideKill(run, 'wallTimeMs')
     return true
   }
   return false
@@ -273,9 +297,9 @@ function hostCall(run, nameHandle, argsHandle) {
   run.subCalls += 1
   run.inFlight += 1
   if (run.subCalls > run.limits.maxSubCalls) {
-    run.kill = 'maxSubCalls'
+    decideKill(run, 'maxSubCalls')
   } else if (run.inFlight > run.limits.maxSubCallsInFlight) {
-    run.kill = 'maxSubCallsInFlight'
+    decideKill(run, 'maxSubCallsInFlight')
   }
   if (run.kill !== undefined) {
     deferred.dispose()
@@ -297,7 +321,7 @@ function hostLog(run, levelHandle, textHandle) {
   // Each line counts its line break too, so a flood of empty lines is bounded like any other.
   run.logBytes += text.length + 1
   if (run.logBytes > run.limits.maxLogBytes) {
-    run.kill = 'maxLogBytes'
+    decideKill(run, 'maxLogBytes')
     return
   }
   // Logs go out at once (they must survive a later kill), after the calls started before them.
@@ -339,6 +363,13 @@ function failWith(run, errorHandle) {
   if (run.kill !== undefined) {
     errorHandle.dispose()
     return finishRun(run, { kind: 'limit', limit: run.kill }, true)
+  }
+  // QuickJS throws `null` when it cannot even allocate its "out of memory" error (an exhausted heap
+  // of small objects). With the WASM memory at its maximum that is the memory limit, not a program
+  // that threw null.
+  if (run.context.sameValue(errorHandle, run.context.null) && wasmMemory.buffer.byteLength >= wasmMaxBytes) {
+    errorHandle.dispose()
+    return finishRun(run, { kind: 'limit', limit: 'memoryLimitBytes' }, true)
   }
   let raw
   if (run.api !== undefined) {
