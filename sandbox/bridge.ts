@@ -6,7 +6,7 @@ import type { JsonValue } from '../src/json-boundary.ts'
 import type { UserMessage } from '../src/messages.ts'
 import { CallScheduler } from '../src/scheduler.ts'
 import type { SessionEvent } from '../src/session-log.ts'
-import type { GuestHost, HostCallOutcome, LogEntry } from './engine.ts'
+import type { GuestHost, HostCallOutcome, LogEntry, SandboxLimits } from './engine.ts'
 
 /**
  * The guest ↔ host bridge of one `run_code` run. Each SDK call becomes an ordinary
@@ -29,9 +29,12 @@ export class RunBridge implements GuestHost {
   #count = 0
   #concludes = false
 
-  constructor(host: CodeModeHost, exec: ToolRunContext) {
+  readonly #maxArgumentBytes: number
+
+  constructor(host: CodeModeHost, exec: ToolRunContext, limits: SandboxLimits) {
     this.#host = host
     this.#exec = exec
+    this.#maxArgumentBytes = limits.maxArgumentBytes
     this.#scheduler = new CallScheduler(host.maxParallelSubCalls)
     this.#signal = AbortSignal.any([exec.signal, this.#abort.signal])
   }
@@ -56,6 +59,13 @@ export class RunBridge implements GuestHost {
   }
 
   call(name: string, argsJson: string): Promise<HostCallOutcome> {
+    if (argsJson.length > this.#maxArgumentBytes) {
+      return Promise.resolve({
+        ok: false,
+        message: `the arguments of "${name}" are ${argsJson.length} characters of JSON; the limit is ${this.#maxArgumentBytes} (maxArgumentBytes): pass less data per call`,
+        code: ToolErrorCode.INVALID_ARGS,
+      })
+    }
     this.#count += 1
     const index = this.#count
     const settled = this.#dispatch(index, name, argsJson).catch(

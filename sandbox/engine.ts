@@ -34,10 +34,16 @@ export interface SandboxLimits {
   readonly maxSubCalls: number
   /** Sub-calls started but not yet settled at any moment. */
   readonly maxSubCallsInFlight: number
-  /** UTF-16 code units of console output (sum of texts). */
+  /** UTF-16 code units of console output (each line's text plus one for its line break). */
   readonly maxLogBytes: number
   /** Length of the returned value's JSON text. */
   readonly maxResultBytes: number
+  /**
+   * Length of one sub-call's argument JSON text. A larger call is refused to the program (it gets
+   * an `INVALID_ARGS` error it can handle) before it is numbered, dispatched or logged, so a
+   * program cannot fill the host's memory or the durable session log through arguments.
+   */
+  readonly maxArgumentBytes: number
 }
 
 /** The name of one limit. */

@@ -16,6 +16,7 @@ export const DEFAULT_LIMITS: SandboxLimits = Object.freeze({
   maxSubCallsInFlight: 128,
   maxLogBytes: 64 * 1024,
   maxResultBytes: 1024 * 1024,
+  maxArgumentBytes: 256 * 1024,
 })
 
 const LIMIT_NAMES = Object.keys(DEFAULT_LIMITS) as SandboxLimitName[]
@@ -59,6 +60,8 @@ export function describeLimit(limit: SandboxLimitName, limits: SandboxLimits): s
       return `the program wrote more than ${value} characters of console output`
     case 'maxResultBytes':
       return `the program returned a value larger than ${value} characters of JSON`
+    case 'maxArgumentBytes':
+      return `a tool call's arguments are larger than ${value} characters of JSON`
   }
 }
 

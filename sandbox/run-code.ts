@@ -204,7 +204,7 @@ async function runProgram(
     }
   }
 
-  const bridge = new RunBridge(host, exec)
+  const bridge = new RunBridge(host, exec, limits)
   let outcome
   try {
     outcome = await engine.run({ code: stripped.code, tools: sdk.bindings, limits, host: bridge, signal: bridge.signal })

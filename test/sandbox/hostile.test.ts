@@ -261,8 +261,15 @@ describe.each(enginesUnderTest())('hostile programs through run_code on $name', 
       await attack(code, outcome)
     })
 
-    it('passes a large (2 MB) sub-call argument and answer through intact', async () => {
-      await attack("return (await tools.echo({ s: 'x'.repeat(2e6) })).s.length", { value: 2e6 })
+    it('passes a large (2 MB) sub-call argument and answer through intact where the limit allows it', async () => {
+      await attack("return (await tools.echo({ s: 'x'.repeat(2e6) })).s.length", { value: 2e6 }, { maxArgumentBytes: 4_000_000 })
+    })
+
+    it('refuses an argument over maxArgumentBytes to the program, which can carry on', async () => {
+      await attack(
+        "try { await tools.echo({ s: 'x'.repeat(2e6) }) } catch (e) { return [e.code, (await tools.echo({ s: 'ok' })).s] }",
+        { value: ['INVALID_ARGS', 'ok'] },
+      )
     })
 
     it('has no WebAssembly to reach for, however the program looks', async () => {

@@ -343,6 +343,22 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     expect(good.value).toMatchObject({ result: 3 })
   })
 
+  it('refuses an oversized sub-call argument to the program without dispatching or logging it', async () => {
+    const events: string[] = []
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, limits: { maxArgumentBytes: 1_000 } }) } })
+    registerTools(ctx, events)
+    const agent = ctx.agent('a')
+    const result = await agent.ctx.tools.execute(
+      call('run_code', {
+        code: 'try { await tools.exclusive({ id: "x".repeat(5_000) }) } catch (e) { return [e.code, e.message, await tools.add({ a: 1, b: 1 })] }',
+      }, { callId: 'big' }),
+    )
+    expect(result.value).toMatchObject({ result: ['INVALID_ARGS', expect.stringMatching(/maxArgumentBytes/), 2] })
+    expect(events).toEqual([])
+    const dispatched = agent.session.events.filter((event) => event.type === 'tool/code-dispatch')
+    expect(dispatched.map((event) => event.type === 'tool/code-dispatch' && [event.subCallId, event.name])).toEqual([['big:code:1', 'add']])
+  })
+
   it('aborts and drains sub-calls still pending when the program returns', async () => {
     const { agent, events, run } = setup()
     const result = await run('tools.hang({}); await tools.add({ a: 0, b: 0 }); return "done"')
