@@ -1,4 +1,4 @@
-import { ToolError, ToolErrorCode, ToolNotFoundError } from './errors.ts'
+import { ToolError, ToolErrorCode, ToolNotFoundError, ToolOutputError } from './errors.ts'
 import type { ToolEventBus } from './events.ts'
 import { runWaterfall } from './events.ts'
 import type {
@@ -118,6 +118,27 @@ function abortedBeforeDispatch(exec: ToolExecution): ToolExecutionFailure {
   )
 }
 
+/** Run one of the definition's synchronous projections; a throw or a stray promise is a failure. */
+function project(
+  name: string,
+  what: string,
+  callback: string,
+  fn: () => unknown,
+): { readonly value: unknown } | { readonly failure: ToolExecutionFailure } {
+  let value: unknown
+  try {
+    value = fn()
+  } catch (error) {
+    return { failure: failureFromError(error, ToolErrorCode.TOOL_FAILED, `Tool "${name}" failed to ${what}: `) }
+  }
+  if (isStrayPromise(value)) {
+    return {
+      failure: failureResult(ToolErrorCode.TOOL_FAILED, `Tool "${name}" failed to ${what}: ${callback} returned a promise; it must be synchronous`),
+    }
+  }
+  return { value }
+}
+
 /**
  * Derive a success from a canonical value: lossless snapshot, output-schema check, render, and
  * (top-level calls only) the presentation meta. Any failure becomes a structured error result.
@@ -138,36 +159,21 @@ export function successFromValue(
     })
   }
   const issues = validateJsonSchemaValue(entry.outputSchema, value)
-  if (issues.length > 0) {
-    const detail = issues.map((issue) => `${issue.path}: expected ${issue.expected}, found ${issue.found}`).join('; ')
-    return failureResult(ToolErrorCode.INVALID_TOOL_OUTPUT, `Invalid output of tool "${name}": ${detail}`, {
-      name: 'ToolOutputError',
-    })
-  }
+  if (issues.length > 0) return failureFromError(new ToolOutputError(name, issues), ToolErrorCode.INVALID_TOOL_OUTPUT)
   const output = entry.definition.output
-  let content: ContentBlock[]
-  try {
-    content = output.render(exec.arguments, value)
-  } catch (error) {
-    return failureFromError(error, ToolErrorCode.TOOL_FAILED, `Tool "${name}" failed to render its output: `)
-  }
-  if (isStrayPromise(content)) {
-    return failureResult(ToolErrorCode.TOOL_FAILED, `Tool "${name}" failed to render its output: render returned a promise; it must be synchronous`)
-  }
+  const rendered = project(name, 'render its output', 'render', () => output.render(exec.arguments, value))
+  if ('failure' in rendered) return rendered.failure
+  const content = rendered.value as ContentBlock[]
   const problem = contentProblem(content)
   if (problem !== undefined) {
     return failureResult(ToolErrorCode.INVALID_TOOL_OUTPUT, `Tool "${name}" rendered invalid content: ${problem}`)
   }
   let meta: JsonValue | undefined
-  if (exec.parent === undefined && output.presentationMeta !== undefined) {
-    try {
-      meta = output.presentationMeta(exec.arguments, value)
-    } catch (error) {
-      return failureFromError(error, ToolErrorCode.TOOL_FAILED, `Tool "${name}" failed to compute presentation meta: `)
-    }
-    if (isStrayPromise(meta)) {
-      return failureResult(ToolErrorCode.TOOL_FAILED, `Tool "${name}" failed to compute presentation meta: presentationMeta returned a promise; it must be synchronous`)
-    }
+  const presentationMeta = output.presentationMeta
+  if (exec.parent === undefined && presentationMeta !== undefined) {
+    const projected = project(name, 'compute presentation meta', 'presentationMeta', () => presentationMeta(exec.arguments, value))
+    if ('failure' in projected) return projected.failure
+    meta = projected.value as JsonValue
   }
   const contexts = extras.additionalContexts
   return {
