@@ -169,6 +169,16 @@ export function createRunCode(options: RunCodeOptions): CodeModeTransport {
     description: SYSTEM_PROMPT_DESCRIPTION,
     parameters: PARAMETERS,
     output: { schema: OUTPUT_SCHEMA, render },
+    presentCall(args) {
+      // The model's own label when it gave one; the program itself as the card's content.
+      const { code, description } = (typeof args === 'object' && args !== null ? args : {}) as { code?: unknown; description?: unknown }
+      return {
+        card: 'generic',
+        title: typeof description === 'string' && description.trim() !== '' ? description : 'Run code',
+        kind: 'execute',
+        ...(typeof code === 'string' ? { content: [{ type: 'text', text: code }] } : {}),
+      }
+    },
     describe(tools) {
       return sdkIn === 'system-prompt' ? SYSTEM_PROMPT_DESCRIPTION : renderRunCodeDescription(cache.get(tools))
     },

@@ -312,6 +312,18 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     expect(declarations).toContain('add(args: {')
   })
 
+  it('presents a pending run_code call with the model label and the program', () => {
+    const { ctx, agent } = setup()
+    const definition = ctx.tools.get('run_code', agent)
+    expect(definition?.presentCall?.({ code: 'return 1', description: 'Count TODOs' })).toEqual({
+      card: 'generic',
+      title: 'Count TODOs',
+      kind: 'execute',
+      content: [{ type: 'text', text: 'return 1' }],
+    })
+    expect(definition?.presentCall?.({ code: 'return 1' })).toMatchObject({ title: 'Run code' })
+  })
+
   it('rejects malformed run_code arguments as INVALID_ARGS naming the field', async () => {
     const { agent } = setup()
     const result = await agent.ctx.tools.execute(call('run_code', { code: 42 }))
