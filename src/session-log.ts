@@ -16,6 +16,7 @@ import type { JsonValue } from './json-boundary.ts'
 import type { ContentBlock } from './messages.ts'
 import { presentToolCall, presentToolResult } from './presentation.ts'
 import type { ToolCallView, ToolResultView } from './presentation.ts'
+import { contentProblem } from './results.ts'
 import type { ToolDefinition } from './tool.ts'
 
 /** A model-requested (or nested) call entered the pipeline with these arguments. */
@@ -134,7 +135,8 @@ type FieldCheck = (value: JsonValue) => boolean
 const isString: FieldCheck = (value) => typeof value === 'string'
 const isBoolean: FieldCheck = (value) => typeof value === 'boolean'
 const isAny: FieldCheck = () => true
-const isContent: FieldCheck = (value) => Array.isArray(value) && value.every(isContentBlock)
+// One definition of a content block for results and the log alike.
+const isContent: FieldCheck = (value) => contentProblem(value) === undefined
 const isFailure: FieldCheck = (value) => {
   if (!isObject(value) || typeof value.message !== 'string') return false
   for (const key of Object.keys(value)) if (key !== 'message' && key !== 'info') return false
@@ -144,15 +146,6 @@ const isFailure: FieldCheck = (value) => {
 
 function isObject(value: JsonValue | undefined): value is { [key: string]: JsonValue } {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-function isContentBlock(value: JsonValue): boolean {
-  if (!isObject(value)) return false
-  if (value.type === 'text') return typeof value.text === 'string' && Object.keys(value).length === 2
-  if (value.type === 'image') {
-    return typeof value.data === 'string' && typeof value.mimeType === 'string' && Object.keys(value).length === 3
-  }
-  return false
 }
 
 /** Required (true) and optional (false) fields of each event type, with their checks. */
