@@ -53,9 +53,10 @@ function isFunction(value: unknown): value is (...args: never[]) => unknown {
 }
 
 /** Check a definition and capture frozen copies of its schemas; lists every problem at once. */
-export function checkDefinition(definition: ToolDefinition, allowReserved = false): RegisteredTool['schema'] & {
-  outputSchema: JsonSchemaNode
-} {
+export function checkDefinition(
+  definition: ToolDefinition,
+  allowReserved = false,
+): { readonly schema: ToolSchema; readonly outputSchema: JsonSchemaNode } {
   if (typeof definition !== 'object' || definition === null) {
     throw new ToolDefinitionError(`a tool definition must be an object, got ${definition === null ? 'null' : typeof definition}`)
   }
@@ -105,12 +106,7 @@ export function checkDefinition(definition: ToolDefinition, allowReserved = fals
   if (problems.length > 0 || parameters === undefined || outputSchema === undefined) {
     throw new ToolDefinitionError(`Invalid ${label}: ${problems.join('; ')}`)
   }
-  return Object.freeze({
-    name: name as string,
-    description: definition.description,
-    parameters,
-    outputSchema,
-  })
+  return { schema: Object.freeze({ name: name as string, description: definition.description, parameters }), outputSchema }
 }
 
 /**
@@ -125,8 +121,6 @@ export class ToolRegistry {
   readonly #guards: GuardEntry[] = []
   readonly #mode: ToolPresentationMode
   #transport: { tool: CodeModeTool; schema: ToolSchema; outputSchema: JsonSchemaNode } | undefined
-  /** Bumped on every change; caches of derived views compare against it. */
-  version = 0
 
   constructor(mode: ToolPresentationMode) {
     this.#mode = mode
@@ -134,20 +128,18 @@ export class ToolRegistry {
 
   /** Add a definition to `scope`'s layer; throws on a duplicate within that layer. */
   register(scope: ScopeNode, definition: ToolDefinition): RegisteredTool {
-    const checked = checkDefinition(definition)
+    const { schema, outputSchema } = checkDefinition(definition)
     let layer = this.#layers.get(scope)
     if (layer === undefined) {
       layer = new Map()
       this.#layers.set(scope, layer)
     }
-    if (layer.has(checked.name)) {
+    if (layer.has(schema.name)) {
       const where = scope.parent === undefined ? 'globally' : `in scope "${scope.path}"`
-      throw new ToolDefinitionError(`tool "${checked.name}" is already registered ${where}`)
+      throw new ToolDefinitionError(`tool "${schema.name}" is already registered ${where}`)
     }
-    const { outputSchema, ...schema } = checked
-    const entry: RegisteredTool = Object.freeze({ definition, scope, schema: Object.freeze(schema), outputSchema })
-    layer.set(checked.name, entry)
-    this.version++
+    const entry: RegisteredTool = Object.freeze({ definition, scope, schema, outputSchema })
+    layer.set(schema.name, entry)
     return entry
   }
 
@@ -156,7 +148,6 @@ export class ToolRegistry {
     const layer = this.#layers.get(entry.scope)
     if (layer?.get(entry.schema.name) !== entry) return false
     layer.delete(entry.schema.name)
-    this.version++
     return true
   }
 
@@ -165,9 +156,7 @@ export class ToolRegistry {
     if (this.#transport !== undefined) throw new ToolDefinitionError('a Code Mode transport is already installed')
     if (tool.name !== RUN_CODE) throw new ToolDefinitionError(`the Code Mode transport tool must be named "${RUN_CODE}"`)
     if (!isFunction(tool.describe)) throw new ToolDefinitionError('the Code Mode transport tool needs describe(tools)')
-    const { outputSchema, ...schema } = checkDefinition(tool, true)
-    this.#transport = { tool, schema, outputSchema }
-    this.version++
+    this.#transport = { tool, ...checkDefinition(tool, true) }
   }
 
   get transport(): CodeModeTool | undefined {
@@ -225,12 +214,10 @@ export class ToolRegistry {
     if (problems.length > 0) throw new ToolDefinitionError(`Invalid restriction for scope "${scope.path}": ${problems.join('; ')}`)
     const compiled: CompiledRestriction = Object.freeze({ allow, deny })
     this.#restrictions.set(scope, [...(this.#restrictions.get(scope) ?? []), compiled])
-    this.version++
     return () => {
       const list = this.#restrictions.get(scope)
       if (list === undefined || !list.includes(compiled)) return
       this.#restrictions.set(scope, list.filter((entry) => entry !== compiled))
-      this.version++
     }
   }
 
@@ -259,13 +246,11 @@ export class ToolRegistry {
       throw new ToolDefinitionError("presentAs('code') needs a Code Mode transport: createContext({ tools: { codeMode } })")
     }
     this.#presentation.set(scope, mode)
-    this.version++
     let active = true
     return () => {
       if (!active) return
       active = false
       this.#presentation.delete(scope)
-      this.version++
     }
   }
 
