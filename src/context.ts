@@ -290,10 +290,7 @@ export class ToolRuntime {
     this.#context.assertAlive()
     const { registry } = this.#deployment
     const entry = registry.register(this.#node, definition)
-    this.#changed()
-    return this.#context.track(() => {
-      if (registry.unregister(entry)) this.#changed()
-    })
+    return this.#changeTracked(() => registry.unregister(entry))
   }
 
   /**
@@ -303,12 +300,7 @@ export class ToolRuntime {
    */
   restrict(filter: ToolRestriction): () => void {
     this.#context.assertAlive()
-    const lift = this.#deployment.registry.restrict(this.#node, filter)
-    this.#changed()
-    return this.#context.track(() => {
-      lift()
-      this.#changed()
-    })
+    return this.#changeTracked(this.#deployment.registry.restrict(this.#node, filter))
   }
 
   /**
@@ -328,12 +320,7 @@ export class ToolRuntime {
    */
   presentAs(mode: ToolPresentationMode): () => void {
     this.#context.assertAlive()
-    const undo = this.#deployment.registry.presentAs(this.#node, mode)
-    this.#changed()
-    return this.#context.track(() => {
-      undo()
-      this.#changed()
-    })
+    return this.#changeTracked(this.#deployment.registry.presentAs(this.#node, mode))
   }
 
   /**
@@ -444,6 +431,17 @@ export class ToolRuntime {
     const node = this.#deployment.agents.get(scope)
     if (node === undefined) throw new ToolDefinitionError('the scope is neither a context nor an agent of this deployment')
     return node
+  }
+
+  /**
+   * A registry change just made: announce it, and return the context-tracked disposer that undoes
+   * it and announces that too (unless `undo` reports it had nothing left to undo).
+   */
+  #changeTracked(undo: () => boolean | void): () => void {
+    this.#changed()
+    return this.#context.track(() => {
+      if (undo() !== false) this.#changed()
+    })
   }
 
   #changed(): void {
