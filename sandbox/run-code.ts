@@ -12,7 +12,7 @@ import type { ToolDefinition } from '../src/tool.ts'
 import { generateSdk, renderRunCodeDescription, typeCheckProgram } from '../sdk-gen/index.ts'
 import type { GeneratedSdk } from '../sdk-gen/index.ts'
 import { RunBridge } from './bridge.ts'
-import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimits } from './engine.ts'
+import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimitName, SandboxLimits } from './engine.ts'
 import { describeLimit, resolveLimits } from './limits.ts'
 import { stripTypes } from './strip-types.ts'
 
@@ -93,12 +93,17 @@ function render(_args: unknown, value: JsonValue): ContentBlock[] {
   return [{ type: 'text', text: parts.join('\n\n') }]
 }
 
+/** `<name> limit: <what it means>.` — how every limit is named to the model. */
+function limitSentence(limit: SandboxLimitName, limits: SandboxLimits): string {
+  return `${limit} limit: ${describeLimit(limit, limits)}.`
+}
+
 /** The failure text a model reads: what went wrong, where in its program, and the logs so far. */
 function describeFailure(failure: EngineFailure, limits: SandboxLimits, logs: readonly LogEntry[]): string {
   let message: string
   switch (failure.kind) {
     case 'limit':
-      message = `The program was stopped by its ${failure.limit} limit: ${describeLimit(failure.limit, limits)}.`
+      message = `The program was stopped by its ${limitSentence(failure.limit, limits)}`
       break
     case 'guest': {
       const where = failure.line === undefined ? '' : ` at line ${failure.line}${failure.column === undefined ? '' : `, column ${failure.column}`}`
@@ -199,7 +204,7 @@ async function runProgram(
 ): Promise<RunCodeValue> {
   const { code } = validateArgs(PARAMETERS, args, RUN_CODE) as { code: string }
   if (Buffer.byteLength(code, 'utf8') > limits.maxSourceBytes) {
-    throw codeRunFailed(`The program was not run: ${describeLimit('maxSourceBytes', limits)} (limit: maxSourceBytes).`)
+    throw codeRunFailed(`The program was not run because of its ${limitSentence('maxSourceBytes', limits)}`)
   }
   const stripped = stripTypes(code)
   if (!stripped.ok) {
