@@ -18,6 +18,12 @@ function isolatedVmLoads(): string | undefined {
   }
 }
 
+/** True under CI, where an engine that cannot load fails its suites instead of skipping them. */
+export function inCI(): boolean {
+  const value = process.env.CI
+  return value !== undefined && value !== '' && value !== 'false' && value !== '0'
+}
+
 /**
  * Every engine the suites run against. isolated-vm is optional at install time, but never
  * optional in CI: there, a missing engine makes its suites fail (the factory throws) instead of
@@ -28,7 +34,7 @@ export function enginesUnderTest(): EngineUnderTest[] {
   const missing = isolatedVmLoads()
   if (missing === undefined) {
     engines.push({ name: 'isolated-vm', create: (limits) => createIsolatedVmEngine(limits === undefined ? {} : { limits }) })
-  } else if (process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false') {
+  } else if (inCI()) {
     engines.push({
       name: 'isolated-vm',
       create: () => Promise.reject(new Error(`isolated-vm must run in CI but cannot be loaded: ${missing}`)),

@@ -9,6 +9,7 @@ import { Watchdog } from '../../sandbox/isolated-vm/watchdog.ts'
 import type { WatchdogLimit } from '../../sandbox/isolated-vm/watchdog.ts'
 import { CONTRACT_LIMITS, engineContract, fakeHost, run as runContract, valueOf } from './contract.ts'
 import type { FakeHost, RunOptions } from './contract.ts'
+import { inCI } from './engines.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const run = promisify(execFile)
@@ -91,7 +92,7 @@ describe('isolated-vm watchdog', () => {
 
 const unavailable = await unavailableReason()
 
-if (unavailable !== undefined && process.env.CI) {
+if (unavailable !== undefined && inCI()) {
   describe('isolated-vm engine', () => {
     it('is available in CI', () => {
       expect.fail(`isolated-vm must run in CI, but it cannot be loaded: ${unavailable}`)
