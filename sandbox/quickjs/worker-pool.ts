@@ -1,4 +1,4 @@
-import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads'
+import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { SandboxLimitName } from '../engine.ts'
 
@@ -18,6 +18,8 @@ export interface WorkerBootData {
   readonly programFilename: string
   /** Guest heap size the warm module is built for; a run with another size rebuilds it. */
   readonly memoryLimitBytes: number
+  /** How long the worker spins for a sub-call's answer before it sleeps (see worker.js). */
+  readonly spinMicros: number
 }
 
 /** The messages a worker sends while it runs a program. */
@@ -47,6 +49,11 @@ export interface LeasedWorker {
    * text). The worker may be blocked waiting for it (see worker.js).
    */
   reply(run: number, answers: (number | string)[]): void
+  /**
+   * The guest is likely to answer within microseconds (it just got an answer): keep the main
+   * thread awake for its next message for a short while instead of sleeping (see {@link HostSpin}).
+   */
+  expectMessage(): void
   attach(handler: WorkerRunHandler): void
   /**
    * Guest CPU milliseconds of the current run as the worker publishes them, the slice running
@@ -69,16 +76,24 @@ class Slot implements LeasedWorker {
   handler: WorkerRunHandler | undefined
   /** True once the thread has been ready at least once (a crash before that is a startup failure). */
   everReady = false
+  /** `signal[1]` when `fromWorker` was last drained. */
+  #seenMessages = 0
 
   /**
    * @param replies Our end of the channel sub-call answers travel on; the worker reads its end with
    *   `receiveMessageOnPort` while it blocks, never through its event loop.
-   * @param wake Bumped and notified after each answer, to wake the worker from `Atomics.wait`.
+   * @param fromWorker Our end of the channel every worker message travels on.
+   * @param signal `[0]` is bumped and notified after each answer, to wake the worker from
+   *   `Atomics.wait`; the worker bumps `[1]` after each message it posts on `fromWorker`.
+   * @param onMessage Handles one worker message, whichever way it was read.
    */
   constructor(
     readonly worker: Worker,
     readonly replies: MessagePort,
-    readonly wake: Int32Array,
+    readonly fromWorker: MessagePort,
+    readonly signal: Int32Array,
+    readonly onMessage: (message: { t: string }) => void,
+    readonly spin: HostSpin,
     /**
      * `[start of the running guest slice (ms since the epoch) or -1, CPU ms of the run's ended
      * slices, 1 + index in KILL_LIMITS of a limit the worker already stopped the run for, or 0]`.
@@ -109,12 +124,90 @@ class Slot implements LeasedWorker {
   reply(run: number, answers: (number | string)[]): void {
     // Post first, then bump: the worker reads the word before draining the port (worker.js).
     this.replies.postMessage([run, answers])
-    Atomics.add(this.wake, 0, 1)
-    Atomics.notify(this.wake, 0)
+    Atomics.add(this.signal, 0, 1)
+    Atomics.notify(this.signal, 0)
+  }
+
+  close(): void {
+    this.replies.close()
+    this.fromWorker.close()
+  }
+
+  expectMessage(): void {
+    this.spin.arm()
+  }
+
+  /** True when the worker posted something not yet read. */
+  hasMessages(): boolean {
+    return Atomics.load(this.signal, 1) !== this.#seenMessages
+  }
+
+  /** Read and handle every message the worker has posted, without waiting for the event loop. */
+  drain(): void {
+    this.#seenMessages = Atomics.load(this.signal, 1)
+    for (let entry = receiveMessageOnPort(this.fromWorker); entry !== undefined; entry = receiveMessageOnPort(this.fromWorker)) {
+      this.onMessage(entry.message as { t: string })
+    }
   }
 
   attach(handler: WorkerRunHandler): void {
     this.handler = handler
+  }
+}
+
+/**
+ * Keeps the main thread awake, briefly, for the next message of a busy worker.
+ *
+ * A sequential `await tools.x()` loop is a ping-pong between two threads, and on the small VMs
+ * this runs on a thread that went to sleep (the main thread in its event loop's poll, the worker
+ * in `Atomics.wait`) takes 40-100 us to wake: more than the whole rest of a sub-call. So after an
+ * answer goes out, a macrotask spins for at most the budget, watching each busy worker's message
+ * counter, and reads what arrives at once with `receiveMessageOnPort`. Each spin is its own
+ * `setImmediate` turn, so timers and I/O still run between sub-calls; the event loop is held for
+ * at most one budget at a time. A spin that catches nothing doubles the number of answers that
+ * skip spinning (up to 64): a program that calls slow tools or thinks between calls costs a few
+ * wasted budgets, not one per call.
+ */
+export class HostSpin {
+  readonly #slots: ReadonlySet<Slot>
+  readonly #budgetMs: number
+  #armed = false
+  #skip = 0
+  #misses = 0
+
+  constructor(slots: ReadonlySet<Slot>, budgetMicros: number) {
+    this.#slots = slots
+    this.#budgetMs = budgetMicros / 1000
+  }
+
+  arm(): void {
+    if (this.#armed || this.#budgetMs <= 0) return
+    if (this.#skip > 0) {
+      this.#skip -= 1
+      return
+    }
+    this.#armed = true
+    setImmediate(this.#spin)
+  }
+
+  readonly #spin = (): void => {
+    this.#armed = false
+    const until = performance.now() + this.#budgetMs
+    do {
+      let caught = false
+      for (const slot of this.#slots) {
+        if (slot.state === 'busy' && slot.hasMessages()) {
+          slot.drain()
+          caught = true
+        }
+      }
+      if (caught) {
+        this.#misses = 0
+        return
+      }
+    } while (performance.now() < until)
+    this.#misses = Math.min(this.#misses + 1, 6)
+    this.#skip = 2 ** this.#misses
   }
 }
 
@@ -134,14 +227,20 @@ export class WorkerPool {
   readonly #boot: WorkerBootData
   readonly #maxQueued: number
   readonly #slots = new Set<Slot>()
+  readonly #spin: HostSpin
   readonly #waiters: Waiter[] = []
   #startupFailures = 0
   #disposed = false
 
   readonly #workerUrl: URL
 
-  constructor(options: { size: number; boot: WorkerBootData; maxQueued: number; workerUrl?: URL }) {
+  /**
+   * @param options.hostSpinMicros How long the main thread spins for a busy worker's next message
+   *   after an answer (see {@link HostSpin}); 0 never spins.
+   */
+  constructor(options: { size: number; boot: WorkerBootData; maxQueued: number; hostSpinMicros: number; workerUrl?: URL }) {
     this.#workerUrl = options.workerUrl ?? new URL('./worker.js', import.meta.url)
+    this.#spin = new HostSpin(this.#slots, options.hostSpinMicros)
     this.#size = options.size
     this.#boot = options.boot
     this.#maxQueued = options.maxQueued
@@ -212,31 +311,35 @@ export class WorkerPool {
   }
 
   #spawn(): void {
-    const wake = new Int32Array(new SharedArrayBuffer(4))
+    const signal = new Int32Array(new SharedArrayBuffer(8))
     const clock = new Float64Array(new SharedArrayBuffer(24))
     clock[0] = -1
-    const { port1, port2 } = new MessageChannel()
+    const replies = new MessageChannel()
+    const fromWorker = new MessageChannel()
     const worker = new Worker(this.#workerUrl, {
-      workerData: { ...this.#boot, wake: wake.buffer, clock: clock.buffer, replies: port2 },
-      transferList: [port2],
+      workerData: { ...this.#boot, signal: signal.buffer, clock: clock.buffer, replies: replies.port2, toMain: fromWorker.port2 },
+      transferList: [replies.port2, fromWorker.port2],
       // The worker is plain JavaScript: no loaders or test-runner flags of the parent.
       execArgv: [],
     })
-    // Nothing listens on our end; it must never keep the process alive.
-    port1.unref()
-    const slot = new Slot(worker, port1, wake, clock)
-    this.#slots.add(slot)
-    worker.on('message', (message: { t: string }) => {
+    const onMessage = (message: { t: string }): void => {
       if (message.t === 'ready') {
         if (slot.state === 'dead') return
         slot.state = 'idle'
         slot.everReady = true
         this.#startupFailures = 0
         this.#dispatch()
-      } else if (slot.handler !== undefined) {
+      } else if (slot.handler !== undefined && message.t !== 'fatal') {
         slot.handler.message(message as WorkerRunMessage)
       }
-    })
+    }
+    const slot = new Slot(worker, replies.port1, fromWorker.port1, signal, onMessage, this.#spin, clock)
+    this.#slots.add(slot)
+    // Ours to read whenever the worker bumps `signal[1]`; between spins, its message events.
+    // Neither port may keep the process alive: the worker's own ref does that while it is busy.
+    fromWorker.port1.on('message', onMessage)
+    fromWorker.port1.unref()
+    replies.port1.unref()
     worker.on('error', () => {
       // 'exit' follows; an uncaught worker error is handled there.
     })
@@ -247,7 +350,7 @@ export class WorkerPool {
       slot.handler = undefined
       slot.state = 'dead'
       this.#slots.delete(slot)
-      slot.replies.close()
+      slot.close()
       handler?.lost('crashed')
       if (this.#disposed) return
       if (diedAtStartup) {
@@ -267,7 +370,7 @@ export class WorkerPool {
   #kill(slot: Slot): Promise<number> {
     slot.state = 'dead'
     this.#slots.delete(slot)
-    slot.replies.close()
+    slot.close()
     return slot.worker.terminate()
   }
 

@@ -7,17 +7,19 @@
 //                  [run, [call, envelope, call, envelope, ...]]
 //                                                       answers of sub-calls, on the `replies`
 //                                                       port of workerData; the main thread then
-//                                                       bumps `wake[0]` and notifies it
-//   worker → main  { t: 'ready' }                       idle, with a prepared context
+//                                                       bumps `signal[0]` and notifies it
+//   worker → main, on the `toMain` port of workerData, each followed by a bump of `signal[1]`:
+//                  { t: 'ready' }                       idle, with a prepared context
 //                  { t: 'calls', run, calls: [[call, name, argsJson], ...] }
 //                                                       sub-calls started in one guest slice,
 //                                                       in program order
 //                  { t: 'log', run, level, text }       one console line
 //                  { t: 'done', run, outcome, reset }   outcome: see finishRun()
+//                  { t: 'fatal', message }              the module or prelude cannot load
 // `reset: true` means the worker throws its WASM module away and loads a fresh one before its
 // next run (after any limit breach or fault); it posts 'ready' again when that is done.
 //
-// Two things keep the per-run and per-call costs low:
+// Three things keep the per-run and per-call costs low:
 //  - Evaluating the prelude costs about 1 ms (QuickJS compiles ~12 KB of source), several times
 //    everything else a short run does. So after each run (and at start) the worker prepares the
 //    NEXT fresh runtime+context with the prelude already evaluated and only then says 'ready'; a
@@ -29,14 +31,60 @@
 //    them. That skips the event loop and message-event dispatch on every answer. The main thread
 //    still ends a run by terminating the worker (which interrupts the wait) on abort or when its
 //    own watchdog fires.
+//  - Waking a sleeping thread costs 40-100 us on the small VMs this runs on, more than a whole
+//    sub-call should. So before it sleeps, the worker spins for a short while (`spinMicros`) on
+//    `signal[0]`: a fast tool's answer is usually there within tens of microseconds. The main
+//    thread does the same for the worker's next message (worker-pool.ts), and its `signal[1]`
+//    bump is what lets it read `toMain` without waiting for its event loop. Spinning backs off
+//    (see ReplySpin) when answers keep taking longer than the budget, so a program calling slow
+//    tools costs no CPU beyond a few short spins.
 
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
 
-const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemoryLimit, wake, clock, replies } = workerData
-/** Bumped by the main thread after every answer it posts on `replies`. */
-const wakeWord = new Int32Array(wake)
+const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemoryLimit, signal, clock, replies, toMain, spinMicros } =
+  workerData
+/**
+ * `[0]`: bumped by the main thread after every answer it posts on `replies`;
+ * `[1]`: bumped by this worker after every message it posts on `toMain`.
+ */
+const signalWords = new Int32Array(signal)
+
+/** Post to the main thread, then tell a spinning main thread there is something to read. */
+function send(message) {
+  toMain.postMessage(message)
+  Atomics.add(signalWords, 1, 1)
+}
+
+/**
+ * How long to spin for an answer before sleeping. Each wait that outlasts the budget doubles the
+ * number of waits that skip spinning (up to 64); an answer caught while spinning resets it.
+ */
+class ReplySpin {
+  #skip = 0
+  #misses = 0
+
+  /** Spin until `signalWords[0]` moves off `seen` or the budget is spent; true if it moved. */
+  wait(seen) {
+    if (spinMicros <= 0) return false
+    if (this.#skip > 0) {
+      this.#skip -= 1
+      return false
+    }
+    const until = performance.now() + spinMicros / 1000
+    do {
+      if (Atomics.load(signalWords, 0) !== seen) {
+        this.#misses = 0
+        return true
+      }
+    } while (performance.now() < until)
+    this.#misses = Math.min(this.#misses + 1, 6)
+    this.#skip = 2 ** this.#misses
+    return false
+  }
+}
+const replySpin = new ReplySpin()
 /**
  * Published for the main thread's CPU check: [start of the running guest slice in ms since the
  * epoch, or -1; CPU ms of the run's ended slices; 1 + index in KILL_LIMITS of the limit this worker
@@ -132,10 +180,10 @@ function prepareAndAnnounce() {
     spare = prepareContext()
   } catch (error) {
     // The module or the prelude is broken: nothing could run here. The pool replaces the thread.
-    parentPort.postMessage({ t: 'fatal', message: String(error?.message ?? error) })
+    send({ t: 'fatal', message: String(error?.message ?? error) })
     process.exit(1)
   }
-  parentPort.postMessage({ t: 'ready' })
+  send({ t: 'ready' })
 }
 
 parentPort.on('message', (message) => {
@@ -206,20 +254,22 @@ function begin(run, message) {
 }
 
 /**
- * The guest is waiting (on sub-calls, or on nothing at all): block until the main thread posts
- * an answer or the wall deadline passes, then settle whatever arrived. The main thread bumps
- * `wakeWord` AFTER posting, and `seen` is read BEFORE the port is drained, so an answer that
- * lands between the drain and the wait makes the wait return at once instead of being missed.
+ * The guest is waiting (on sub-calls, or on nothing at all): spin briefly, then block, until the
+ * main thread posts an answer or the wall deadline passes; then settle whatever arrived. The main
+ * thread bumps `signalWords[0]` AFTER posting, and `seen` is read BEFORE the port is drained, so
+ * an answer that lands between the drain and the wait ends the wait at once instead of being missed.
  */
 function awaitReplies(run) {
-  const seen = Atomics.load(wakeWord, 0)
+  const seen = Atomics.load(signalWords, 0)
   if (takeReplies(run) || run.done) return
   const remaining = run.deadline - performance.now()
   if (remaining <= 0) {
     if (run.kill === undefined) decideKill(run, 'wallTimeMs')
     return finishRun(run, { kind: 'limit', limit: run.kill }, true)
   }
-  Atomics.wait(wakeWord, 0, seen, remaining)
+  // A program waiting on nothing (a timer-free `await new Promise(() => {})`) just sleeps.
+  if (run.pending.size > 0 && replySpin.wait(seen)) return
+  Atomics.wait(signalWords, 0, seen, remaining)
 }
 
 /** Resolve every answer that has arrived for this run, then run the guest once for all of them. */
@@ -263,7 +313,7 @@ function guest(run, fn) {
 
 function flushCalls(run) {
   if (run.outbox.length === 0) return
-  parentPort.postMessage({ t: 'calls', run: run.id, calls: run.outbox })
+  send({ t: 'calls', run: run.id, calls: run.outbox })
   run.outbox = []
 }
 
@@ -326,7 +376,7 @@ function hostLog(run, levelHandle, textHandle) {
   }
   // Logs go out at once (they must survive a later kill), after the calls started before them.
   flushCalls(run)
-  parentPort.postMessage({ t: 'log', run: run.id, level: LOG_LEVELS.has(level) ? level : 'log', text })
+  send({ t: 'log', run: run.id, level: LOG_LEVELS.has(level) ? level : 'log', text })
 }
 
 /** Run pending jobs, then see whether the program is finished, stuck or broke a limit. */
@@ -422,7 +472,7 @@ function finishRun(run, outcome, reset) {
   if (run.done) return
   run.done = true
   run.reset = reset
-  parentPort.postMessage({ t: 'done', run: run.id, outcome, reset })
+  send({ t: 'done', run: run.id, outcome, reset })
 }
 
 /** After a run: free its runtime (or the whole module), prepare the next context, say 'ready'. */
@@ -446,6 +496,6 @@ function recycle(run) {
 }
 
 loadModule(initialMemoryLimit).then(prepareAndAnnounce, (error) => {
-  parentPort.postMessage({ t: 'fatal', message: String(error?.message ?? error) })
+  send({ t: 'fatal', message: String(error?.message ?? error) })
   process.exit(1)
 })
