@@ -22,6 +22,7 @@ import {
   toolsJson,
   wrapProgram,
 } from '../guest-runtime.ts'
+import { KeepAwake } from '../keep-awake.ts'
 import { DEFAULT_LIMITS, describeLimit, resolveLimits } from '../limits.ts'
 import { type LeasedWorker, type WorkerOutcome, WorkerPool, type WorkerRunMessage } from './worker-pool.ts'
 
@@ -37,12 +38,12 @@ export interface QuickJSEngineOptions {
   /** Runs allowed to wait for a worker before `run()` throws (default 1000). */
   readonly maxQueuedRuns?: number
   /**
-   * Microseconds each side of a sub-call spins for the other before it sleeps (default
-   * {@link DEFAULT_SPIN_MICROS}): the worker for an answer, the main thread for the worker's next
-   * message. Waking a sleeping thread costs 40-100 us on small VMs, so this is most of what a
-   * sequential sub-call costs; the main thread spins in its own `setImmediate` turns, at most this
-   * long at a time, and both sides back off when the other keeps taking longer. 0 never spins
-   * (least CPU; each sub-call then pays both wake-ups).
+   * Microseconds each side of a sub-call stays awake for the other before it sleeps (default
+   * {@link DEFAULT_SPIN_MICROS}): the worker spins for an answer, and after each answer the main
+   * thread keeps its event loop turning (never blocking it; see sandbox/keep-awake.ts) for the
+   * worker's next message. Waking a sleeping thread costs 40-100 us on small VMs, most of what a
+   * sequential sub-call would cost; both sides back off when the other keeps taking longer.
+   * 0 never spins (least CPU; each sub-call then pays both wake-ups).
    */
   readonly spinMicros?: number
   /** @internal Tests only: a stand-in worker entry speaking the same protocol. */
@@ -50,7 +51,7 @@ export interface QuickJSEngineOptions {
 }
 
 /** See {@link QuickJSEngineOptions.spinMicros}. */
-export const DEFAULT_SPIN_MICROS = 100
+export const DEFAULT_SPIN_MICROS = 200
 
 /** After the wall deadline, how long the worker gets to report before the main thread kills it. */
 const WATCHDOG_GRACE_MS = 500
@@ -76,6 +77,7 @@ export function createQuickJSEngine(options: QuickJSEngineOptions = {}): Sandbox
 class QuickJSEngine implements SandboxEngine {
   readonly name = 'quickjs'
   readonly #pool: WorkerPool
+  readonly #keepAwake: KeepAwake
   readonly #ceilings: Partial<SandboxLimits>
   #nextRun = 0
   #disposed = false
@@ -91,9 +93,10 @@ class QuickJSEngine implements SandboxEngine {
     if (!Number.isFinite(spinMicros) || spinMicros < 0 || spinMicros > 10_000) {
       throw new RangeError(`spinMicros must be a number of microseconds from 0 to 10000, got ${String(spinMicros)}`)
     }
+    this.#keepAwake = new KeepAwake(spinMicros)
     this.#pool = new WorkerPool({
       size: workers,
-      hostSpinMicros: spinMicros,
+      keepAwake: this.#keepAwake,
       maxQueued: options.maxQueuedRuns ?? 1000,
       ...(options.workerUrl === undefined ? {} : { workerUrl: options.workerUrl }),
       boot: {
@@ -177,7 +180,7 @@ class QuickJSEngine implements SandboxEngine {
         batch = undefined
         if (!over && answers.length > 0) {
           worker.reply(runId, answers)
-          worker.expectMessage()
+          this.#keepAwake.answered()
         }
       }
       const answer = (call: number, envelope: string): void => {
@@ -187,7 +190,7 @@ class QuickJSEngine implements SandboxEngine {
           return
         }
         worker.reply(runId, [call, envelope])
-        worker.expectMessage()
+        this.#keepAwake.answered()
         batch = []
         setImmediate(flushBatch)
       }
@@ -195,6 +198,7 @@ class QuickJSEngine implements SandboxEngine {
       worker.attach({
         message: (message: WorkerRunMessage) => {
           if (over || message.run !== runId) return
+          this.#keepAwake.activity()
           switch (message.t) {
             case 'calls':
               for (const [call, name, argsJson] of message.calls) callHost(host, name, argsJson, (envelope) => answer(call, envelope))

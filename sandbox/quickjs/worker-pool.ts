@@ -1,6 +1,8 @@
-import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads'
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { SandboxLimitName } from '../engine.ts'
+import type { AwakePoller, KeepAwake } from '../keep-awake.ts'
+import { MAIN_AWAKE, MessageRing, REPLIES, createRingBuffer } from './message-ring.ts'
 
 /**
  * A small pool of warm QuickJS worker threads, one program at a time per worker.
@@ -49,11 +51,6 @@ export interface LeasedWorker {
    * text). The worker may be blocked waiting for it (see worker.js).
    */
   reply(run: number, answers: (number | string)[]): void
-  /**
-   * The guest is likely to answer within microseconds (it just got an answer): keep the main
-   * thread awake for its next message for a short while instead of sleeping (see {@link HostSpin}).
-   */
-  expectMessage(): void
   attach(handler: WorkerRunHandler): void
   /**
    * Guest CPU milliseconds of the current run as the worker publishes them, the slice running
@@ -71,29 +68,31 @@ type SlotState = 'starting' | 'idle' | 'busy' | 'dead'
 /** The limits a worker stops a run for itself, in the order worker.js publishes them. */
 const KILL_LIMITS: readonly SandboxLimitName[] = ['cpuTimeMs', 'wallTimeMs', 'maxSubCalls', 'maxSubCallsInFlight', 'maxLogBytes']
 
-class Slot implements LeasedWorker {
+class Slot implements LeasedWorker, AwakePoller {
   state: SlotState = 'starting'
   handler: WorkerRunHandler | undefined
   /** True once the thread has been ready at least once (a crash before that is a startup failure). */
   everReady = false
-  /** `signal[1]` when `fromWorker` was last drained. */
-  #seenMessages = 0
+  /** Stops the main thread's keep-awake polling of this worker; set while it is busy. */
+  unpoll: (() => void) | undefined
+  /** Messages read from the ring, not yet handled. */
+  readonly #inbox: unknown[] = []
+  #deliveryScheduled = false
 
   /**
    * @param replies Our end of the channel sub-call answers travel on; the worker reads its end with
    *   `receiveMessageOnPort` while it blocks, never through its event loop.
-   * @param fromWorker Our end of the channel every worker message travels on.
-   * @param signal `[0]` is bumped and notified after each answer, to wake the worker from
-   *   `Atomics.wait`; the worker bumps `[1]` after each message it posts on `fromWorker`.
-   * @param onMessage Handles one worker message, whichever way it was read.
+   * @param ring Every message the worker sends; `ring.words[REPLIES]` is bumped and notified after
+   *   each answer, to wake the worker from `Atomics.wait`.
+   * @param bell Our end of the port the worker rings when it wrote to the ring unwatched.
+   * @param onMessage Handles one worker message.
    */
   constructor(
     readonly worker: Worker,
     readonly replies: MessagePort,
-    readonly fromWorker: MessagePort,
-    readonly signal: Int32Array,
-    readonly onMessage: (message: { t: string }) => void,
-    readonly spin: HostSpin,
+    readonly ring: MessageRing,
+    readonly bell: MessagePort,
+    readonly onMessage: (message: unknown) => void,
     /**
      * `[start of the running guest slice (ms since the epoch) or -1, CPU ms of the run's ended
      * slices, 1 + index in KILL_LIMITS of a limit the worker already stopped the run for, or 0]`.
@@ -124,90 +123,52 @@ class Slot implements LeasedWorker {
   reply(run: number, answers: (number | string)[]): void {
     // Post first, then bump: the worker reads the word before draining the port (worker.js).
     this.replies.postMessage([run, answers])
-    Atomics.add(this.signal, 0, 1)
-    Atomics.notify(this.signal, 0)
-  }
-
-  close(): void {
-    this.replies.close()
-    this.fromWorker.close()
-  }
-
-  expectMessage(): void {
-    this.spin.arm()
-  }
-
-  /** True when the worker posted something not yet read. */
-  hasMessages(): boolean {
-    return Atomics.load(this.signal, 1) !== this.#seenMessages
-  }
-
-  /** Read and handle every message the worker has posted, without waiting for the event loop. */
-  drain(): void {
-    this.#seenMessages = Atomics.load(this.signal, 1)
-    for (let entry = receiveMessageOnPort(this.fromWorker); entry !== undefined; entry = receiveMessageOnPort(this.fromWorker)) {
-      this.onMessage(entry.message as { t: string })
-    }
+    Atomics.add(this.ring.words, REPLIES, 1)
+    Atomics.notify(this.ring.words, REPLIES)
   }
 
   attach(handler: WorkerRunHandler): void {
     this.handler = handler
   }
-}
 
-/**
- * Keeps the main thread awake, briefly, for the next message of a busy worker.
- *
- * A sequential `await tools.x()` loop is a ping-pong between two threads, and on the small VMs
- * this runs on a thread that went to sleep (the main thread in its event loop's poll, the worker
- * in `Atomics.wait`) takes 40-100 us to wake: more than the whole rest of a sub-call. So after an
- * answer goes out, a macrotask spins for at most the budget, watching each busy worker's message
- * counter, and reads what arrives at once with `receiveMessageOnPort`. Each spin is its own
- * `setImmediate` turn, so timers and I/O still run between sub-calls; the event loop is held for
- * at most one budget at a time. A spin that catches nothing doubles the number of answers that
- * skip spinning (up to 64): a program that calls slow tools or thinks between calls costs a few
- * wasted budgets, not one per call.
- */
-export class HostSpin {
-  readonly #slots: ReadonlySet<Slot>
-  readonly #budgetMs: number
-  #armed = false
-  #skip = 0
-  #misses = 0
-
-  constructor(slots: ReadonlySet<Slot>, budgetMicros: number) {
-    this.#slots = slots
-    this.#budgetMs = budgetMicros / 1000
+  /**
+   * Read whatever the worker has written and handle it. One message is handled at once and each
+   * further one in a turn of its own, as if each had been a message event: the promise reactions
+   * of one (sub-calls getting under way) run before the next (say, the run's end) is handled.
+   */
+  drain(): void {
+    this.ring.drain(this.#receive)
+    if (!this.#deliveryScheduled) this.#deliver()
   }
 
-  arm(): void {
-    if (this.#armed || this.#budgetMs <= 0) return
-    if (this.#skip > 0) {
-      this.#skip -= 1
-      return
+  readonly #receive = (message: unknown): void => {
+    this.#inbox.push(message)
+  }
+
+  readonly #deliver = (): void => {
+    this.#deliveryScheduled = false
+    const message = this.#inbox.shift()
+    if (message === undefined) return
+    if (this.#inbox.length > 0) {
+      this.#deliveryScheduled = true
+      setImmediate(this.#deliver)
     }
-    this.#armed = true
-    setImmediate(this.#spin)
+    this.onMessage(message)
   }
 
-  readonly #spin = (): void => {
-    this.#armed = false
-    const until = performance.now() + this.#budgetMs
-    do {
-      let caught = false
-      for (const slot of this.#slots) {
-        if (slot.state === 'busy' && slot.hasMessages()) {
-          slot.drain()
-          caught = true
-        }
-      }
-      if (caught) {
-        this.#misses = 0
-        return
-      }
-    } while (performance.now() < until)
-    this.#misses = Math.min(this.#misses + 1, 6)
-    this.#skip = 2 ** this.#misses
+  awake(on: boolean): void {
+    Atomics.store(this.ring.words, MAIN_AWAKE, on ? 1 : 0)
+  }
+
+  poll(): void {
+    if (this.ring.hasData()) this.drain()
+  }
+
+  close(): void {
+    this.unpoll?.()
+    this.unpoll = undefined
+    this.replies.close()
+    this.bell.close()
   }
 }
 
@@ -227,7 +188,7 @@ export class WorkerPool {
   readonly #boot: WorkerBootData
   readonly #maxQueued: number
   readonly #slots = new Set<Slot>()
-  readonly #spin: HostSpin
+  readonly #keepAwake: KeepAwake
   readonly #waiters: Waiter[] = []
   #startupFailures = 0
   #disposed = false
@@ -235,12 +196,12 @@ export class WorkerPool {
   readonly #workerUrl: URL
 
   /**
-   * @param options.hostSpinMicros How long the main thread spins for a busy worker's next message
-   *   after an answer (see {@link HostSpin}); 0 never spins.
+   * @param options.keepAwake Polls busy workers' rings while the main thread stays awake after an
+   *   answer (the engine tells it when it answers).
    */
-  constructor(options: { size: number; boot: WorkerBootData; maxQueued: number; hostSpinMicros: number; workerUrl?: URL }) {
+  constructor(options: { size: number; boot: WorkerBootData; maxQueued: number; keepAwake: KeepAwake; workerUrl?: URL }) {
     this.#workerUrl = options.workerUrl ?? new URL('./worker.js', import.meta.url)
-    this.#spin = new HostSpin(this.#slots, options.hostSpinMicros)
+    this.#keepAwake = options.keepAwake
     this.#size = options.size
     this.#boot = options.boot
     this.#maxQueued = options.maxQueued
@@ -282,6 +243,8 @@ export class WorkerPool {
   release(worker: LeasedWorker): void {
     const slot = worker as Slot
     slot.handler = undefined
+    slot.unpoll?.()
+    slot.unpoll = undefined
   }
 
   /** The run gave up on this worker (abort, watchdog): kill the thread now and start a fresh one. */
@@ -311,18 +274,19 @@ export class WorkerPool {
   }
 
   #spawn(): void {
-    const signal = new Int32Array(new SharedArrayBuffer(8))
+    const ring = createRingBuffer()
     const clock = new Float64Array(new SharedArrayBuffer(24))
     clock[0] = -1
     const replies = new MessageChannel()
-    const fromWorker = new MessageChannel()
+    const bell = new MessageChannel()
     const worker = new Worker(this.#workerUrl, {
-      workerData: { ...this.#boot, signal: signal.buffer, clock: clock.buffer, replies: replies.port2, toMain: fromWorker.port2 },
-      transferList: [replies.port2, fromWorker.port2],
+      workerData: { ...this.#boot, ring, clock: clock.buffer, replies: replies.port2, bell: bell.port2 },
+      transferList: [replies.port2, bell.port2],
       // The worker is plain JavaScript: no loaders or test-runner flags of the parent.
       execArgv: [],
     })
-    const onMessage = (message: { t: string }): void => {
+    const onMessage = (raw: unknown): void => {
+      const message = raw as { t: string }
       if (message.t === 'ready') {
         if (slot.state === 'dead') return
         slot.state = 'idle'
@@ -333,12 +297,11 @@ export class WorkerPool {
         slot.handler.message(message as WorkerRunMessage)
       }
     }
-    const slot = new Slot(worker, replies.port1, fromWorker.port1, signal, onMessage, this.#spin, clock)
+    const slot = new Slot(worker, replies.port1, new MessageRing(ring), bell.port1, onMessage, clock)
     this.#slots.add(slot)
-    // Ours to read whenever the worker bumps `signal[1]`; between spins, its message events.
     // Neither port may keep the process alive: the worker's own ref does that while it is busy.
-    fromWorker.port1.on('message', onMessage)
-    fromWorker.port1.unref()
+    bell.port1.on('message', () => slot.drain())
+    bell.port1.unref()
     replies.port1.unref()
     worker.on('error', () => {
       // 'exit' follows; an uncaught worker error is handled there.
@@ -386,6 +349,7 @@ export class WorkerPool {
       const waiter = this.#waiters.shift() as Waiter
       waiter.signal.removeEventListener('abort', waiter.onAbort)
       slot.state = 'busy'
+      slot.unpoll = this.#keepAwake.register(slot)
       waiter.resolve(slot)
     }
     this.#updateRefs()

@@ -2,13 +2,14 @@
 // TypeScript worker without a loader. The main thread (quickjs-engine.ts) owns every decision about
 // results; this file only runs one program at a time in a fresh QuickJS runtime and reports.
 //
-// Protocol (all messages are small):
+// Protocol:
 //   main → worker  { t: 'run', run, code, toolsJson, names, limits }   on parentPort
 //                  [run, [call, envelope, call, envelope, ...]]
 //                                                       answers of sub-calls, on the `replies`
 //                                                       port of workerData; the main thread then
-//                                                       bumps `signal[0]` and notifies it
-//   worker → main, on the `toMain` port of workerData, each followed by a bump of `signal[1]`:
+//                                                       bumps `ring[REPLIES]` and notifies it
+//   worker → main, as frames in the shared message ring (see message-ring.ts), with an empty
+//   message on the `bell` port when the main thread is not polling the ring:
 //                  { t: 'ready' }                       idle, with a prepared context
 //                  { t: 'calls', run, calls: [[call, name, argsJson], ...] }
 //                                                       sub-calls started in one guest slice,
@@ -19,42 +20,76 @@
 // `reset: true` means the worker throws its WASM module away and loads a fresh one before its
 // next run (after any limit breach or fault); it posts 'ready' again when that is done.
 //
-// Three things keep the per-run and per-call costs low:
+// Four things keep the per-run and per-call costs low:
 //  - Evaluating the prelude costs about 1 ms (QuickJS compiles ~12 KB of source), several times
 //    everything else a short run does. So after each run (and at start) the worker prepares the
 //    NEXT fresh runtime+context with the prelude already evaluated and only then says 'ready'; a
 //    run starts on it with `init(toolsJson)` and its program. A prepared context is used by one
 //    program at most and disposed after it, exactly like one created on demand.
 //  - While a run waits for sub-call answers, the worker does not go back to its event loop: it
-//    blocks in `Atomics.wait` on `wake` (never past the run's wall deadline) and takes every
-//    answer that has arrived with `receiveMessageOnPort`, then runs the guest once for all of
-//    them. That skips the event loop and message-event dispatch on every answer. The main thread
-//    still ends a run by terminating the worker (which interrupts the wait) on abort or when its
-//    own watchdog fires.
+//    blocks in `Atomics.wait` on `ring[REPLIES]` (never past the run's wall deadline) and takes
+//    every answer that has arrived with `receiveMessageOnPort`, then runs the guest once for all
+//    of them. That skips the event loop and message-event dispatch on every answer. The main
+//    thread still ends a run by terminating the worker (which interrupts the wait) on abort or
+//    when its own watchdog fires.
 //  - Waking a sleeping thread costs 40-100 us on the small VMs this runs on, more than a whole
 //    sub-call should. So before it sleeps, the worker spins for a short while (`spinMicros`) on
-//    `signal[0]`: a fast tool's answer is usually there within tens of microseconds. The main
-//    thread does the same for the worker's next message (worker-pool.ts), and its `signal[1]`
-//    bump is what lets it read `toMain` without waiting for its event loop. Spinning backs off
-//    (see ReplySpin) when answers keep taking longer than the budget, so a program calling slow
-//    tools costs no CPU beyond a few short spins.
+//    `ring[REPLIES]`: a fast tool's answer is usually there within tens of microseconds. Spinning
+//    backs off (see ReplySpin) when answers keep taking longer, so a program calling slow tools
+//    costs no CPU beyond a few short spins. The main thread stays awake for the worker's next
+//    message in the same way, without blocking its event loop (sandbox/keep-awake.ts).
+//  - Messages to the main thread go through shared memory, not `postMessage`, whose wake-up of an
+//    idle event loop costs a system call of about 10 us per message on those VMs (message-ring.ts).
 
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
 
-const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemoryLimit, signal, clock, replies, toMain, spinMicros } =
+const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemoryLimit, ring, clock, replies, bell, spinMicros } =
   workerData
-/**
- * `[0]`: bumped by the main thread after every answer it posts on `replies`;
- * `[1]`: bumped by this worker after every message it posts on `toMain`.
- */
-const signalWords = new Int32Array(signal)
 
-/** Post to the main thread, then tell a spinning main thread there is something to read. */
+// The message ring's layout; see message-ring.ts, which reads what this worker writes.
+const RING_HEADER_BYTES = 16
+const REPLIES = 0
+const WRITE = 1
+const READ = 2
+const MAIN_AWAKE = 3
+const ringWords = new Int32Array(ring, 0, RING_HEADER_BYTES / 4)
+const ringData = Buffer.from(ring, RING_HEADER_BYTES)
+const ringCapacity = ringData.length
+const frameHeader = Buffer.alloc(4)
+
+/**
+ * Send one message to the main thread: a frame in the ring, then a bell if the main thread is
+ * not polling the ring. The bell check comes after the frame is published and the main thread
+ * withdraws MAIN_AWAKE before its last look at the ring, so one of the two always sees the frame.
+ */
 function send(message) {
-  toMain.postMessage(message)
-  Atomics.add(signalWords, 1, 1)
+  const body = Buffer.from(JSON.stringify(message), 'utf8')
+  frameHeader.writeUInt32LE(body.length, 0)
+  writeToRing(frameHeader)
+  writeToRing(body)
+  if (Atomics.load(ringWords, MAIN_AWAKE) === 0) bell.postMessage(0)
+}
+
+/** Copy `bytes` into the ring, publishing each piece; waits for room when the ring is full. */
+function writeToRing(bytes) {
+  let offset = 0
+  while (offset < bytes.length) {
+    const write = Atomics.load(ringWords, WRITE)
+    const read = Atomics.load(ringWords, READ)
+    const free = (read - write - 1 + ringCapacity) % ringCapacity
+    if (free === 0) {
+      // Only a message bigger than the free space gets here: make sure the main thread reads.
+      bell.postMessage(0)
+      Atomics.wait(ringWords, READ, read, 100)
+      continue
+    }
+    const length = Math.min(free, bytes.length - offset, ringCapacity - write)
+    bytes.copy(ringData, write, offset, offset + length)
+    Atomics.store(ringWords, WRITE, (write + length) % ringCapacity)
+    offset += length
+  }
 }
 
 /**
@@ -65,7 +100,7 @@ class ReplySpin {
   #skip = 0
   #misses = 0
 
-  /** Spin until `signalWords[0]` moves off `seen` or the budget is spent; true if it moved. */
+  /** Spin until `ring[REPLIES]` moves off `seen` or the budget is spent; true if it moved. */
   wait(seen) {
     if (spinMicros <= 0) return false
     if (this.#skip > 0) {
@@ -74,7 +109,7 @@ class ReplySpin {
     }
     const until = performance.now() + spinMicros / 1000
     do {
-      if (Atomics.load(signalWords, 0) !== seen) {
+      if (Atomics.load(ringWords, REPLIES) !== seen) {
         this.#misses = 0
         return true
       }
@@ -256,11 +291,11 @@ function begin(run, message) {
 /**
  * The guest is waiting (on sub-calls, or on nothing at all): spin briefly, then block, until the
  * main thread posts an answer or the wall deadline passes; then settle whatever arrived. The main
- * thread bumps `signalWords[0]` AFTER posting, and `seen` is read BEFORE the port is drained, so
+ * thread bumps `ring[REPLIES]` AFTER posting, and `seen` is read BEFORE the port is drained, so
  * an answer that lands between the drain and the wait ends the wait at once instead of being missed.
  */
 function awaitReplies(run) {
-  const seen = Atomics.load(signalWords, 0)
+  const seen = Atomics.load(ringWords, REPLIES)
   if (takeReplies(run) || run.done) return
   const remaining = run.deadline - performance.now()
   if (remaining <= 0) {
@@ -269,7 +304,7 @@ function awaitReplies(run) {
   }
   // A program waiting on nothing (a timer-free `await new Promise(() => {})`) just sleeps.
   if (run.pending.size > 0 && replySpin.wait(seen)) return
-  Atomics.wait(signalWords, 0, seen, remaining)
+  Atomics.wait(ringWords, REPLIES, seen, remaining)
 }
 
 /** Resolve every answer that has arrived for this run, then run the guest once for all of them. */

@@ -1,0 +1,89 @@
+/**
+ * Keeps the host's event loop from going to sleep for a short while after a sub-call is answered.
+ *
+ * A sequential `await tools.x()` loop is a ping-pong between the host's main thread and the
+ * engine's thread. When the main thread has nothing to do it sleeps in its event loop's poll, and
+ * waking a sleeping thread is slow on small virtual machines: 40-100 us on the 2-core VMs this
+ * library is measured on, more than the whole rest of a sub-call. The guest's next call usually
+ * comes within tens of microseconds of an answer, so for a moment after each answer the main
+ * thread stays awake: a chain of `setImmediate` turns, each of which asks the registered pollers
+ * whether the engine has posted something (a poll costs about 1 us). It never blocks: timers and
+ * I/O run in every turn as usual; it only spends CPU instead of sleeping.
+ *
+ * Staying awake pays off only if the guest calls back quickly. A window that ends with no
+ * {@link KeepAwake.activity} doubles the number of following answers that do not open one (up to
+ * 64), so a program calling slow tools, or thinking between calls, costs a few idle windows rather
+ * than one per call.
+ */
+export interface AwakePoller {
+  /** Told when the main thread starts (`true`) and stops (`false`) polling for it. */
+  awake(on: boolean): void
+  /** Look for work from the engine (cheap when there is none). */
+  poll(): void
+}
+
+const MAX_BACKOFF_EXPONENT = 6
+
+export class KeepAwake {
+  readonly #windowMs: number
+  readonly #pollers = new Set<AwakePoller>()
+  #until = 0
+  #running = false
+  #active = false
+  #skip = 0
+  #misses = 0
+
+  /** @param windowMicros how long to stay awake after each answer; 0 turns the whole thing off. */
+  constructor(windowMicros: number) {
+    this.#windowMs = windowMicros / 1000
+  }
+
+  /** Poll `poller` on every turn while awake; returns the function that stops that. */
+  register(poller: AwakePoller): () => void {
+    this.#pollers.add(poller)
+    if (this.#running) poller.awake(true)
+    return () => {
+      if (!this.#pollers.delete(poller)) return
+      if (this.#running) poller.awake(false)
+    }
+  }
+
+  /** The engine heard from the guest (a call, a message): staying awake was worth it. */
+  activity(): void {
+    this.#active = true
+  }
+
+  /** An answer just went to the guest: stay awake for the window (unless backing off). */
+  answered(): void {
+    if (this.#windowMs <= 0) return
+    if (this.#skip > 0) {
+      this.#skip -= 1
+      return
+    }
+    this.#until = performance.now() + this.#windowMs
+    this.#active = false
+    if (this.#running) return
+    this.#running = true
+    for (const poller of this.#pollers) poller.awake(true)
+    setImmediate(this.#turn)
+  }
+
+  readonly #turn = (): void => {
+    for (const poller of this.#pollers) poller.poll()
+    if (performance.now() < this.#until) {
+      setImmediate(this.#turn)
+      return
+    }
+    this.#running = false
+    // Stop announcing first, then look once more: a poller whose engine posted just before it saw
+    // the announcement withdrawn is read here; one that posted after it rings its own bell.
+    for (const poller of this.#pollers) poller.awake(false)
+    for (const poller of this.#pollers) poller.poll()
+    if (this.#active) {
+      this.#misses = 0
+    } else {
+      this.#misses = Math.min(this.#misses + 1, MAX_BACKOFF_EXPONENT)
+      this.#skip = 2 ** this.#misses
+    }
+  }
+}
