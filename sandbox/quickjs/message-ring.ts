@@ -1,6 +1,6 @@
 /**
  * The reading end of a worker's message ring: a byte ring in a SharedArrayBuffer that carries
- * every message a QuickJS worker sends the main thread (the writing end is `send` in worker.js).
+ * every message a QuickJS worker sends the main thread (the writing end is ring-writer.js).
  *
  * Why not `postMessage`: on the small VMs this runs on, each post that finds the main thread's
  * event loop idle costs the worker a system call of about 10 us, on every sub-call. Writing into
@@ -8,7 +8,7 @@
  * it on its next turn. Only when the main thread says it is not watching (`MAIN_AWAKE` is 0) does
  * the worker ring a bell: an empty message on its port, on which the main thread drains the ring.
  *
- * Layout (shared with worker.js; change both together):
+ * Layout (shared with ring-writer.js, the writing end; change both together):
  *  - `Int32Array` header of {@link RING_HEADER_BYTES}: `[REPLIES]` bumped by the main thread after
  *    each answer it posts; `[WRITE]` and `[READ]`, byte positions in the data area (the writer
  *    owns WRITE, the reader owns READ; equal means empty, and the writer always leaves one byte
@@ -24,9 +24,9 @@ export const WRITE = 1
 export const READ = 2
 export const MAIN_AWAKE = 3
 
-/** A fresh ring's shared memory. */
-export function createRingBuffer(): SharedArrayBuffer {
-  return new SharedArrayBuffer(RING_HEADER_BYTES + RING_DATA_BYTES)
+/** A fresh ring's shared memory, with `dataBytes` of room for frames. */
+export function createRingBuffer(dataBytes: number = RING_DATA_BYTES): SharedArrayBuffer {
+  return new SharedArrayBuffer(RING_HEADER_BYTES + dataBytes)
 }
 
 export class MessageRing {

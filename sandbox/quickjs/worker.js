@@ -44,53 +44,15 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
+import { REPLIES, createRingWriter } from './ring-writer.js'
 
 const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemoryLimit, ring, clock, replies, bell, spinMicros } =
   workerData
 
-// The message ring's layout; see message-ring.ts, which reads what this worker writes.
-const RING_HEADER_BYTES = 16
-const REPLIES = 0
-const WRITE = 1
-const READ = 2
-const MAIN_AWAKE = 3
-const ringWords = new Int32Array(ring, 0, RING_HEADER_BYTES / 4)
-const ringData = Buffer.from(ring, RING_HEADER_BYTES)
-const ringCapacity = ringData.length
-const frameHeader = Buffer.alloc(4)
-
-/**
- * Send one message to the main thread: a frame in the ring, then a bell if the main thread is
- * not polling the ring. The bell check comes after the frame is published and the main thread
- * withdraws MAIN_AWAKE before its last look at the ring, so one of the two always sees the frame.
- */
-function send(message) {
-  const body = Buffer.from(JSON.stringify(message), 'utf8')
-  frameHeader.writeUInt32LE(body.length, 0)
-  writeToRing(frameHeader)
-  writeToRing(body)
-  if (Atomics.load(ringWords, MAIN_AWAKE) === 0) bell.postMessage(0)
-}
-
-/** Copy `bytes` into the ring, publishing each piece; waits for room when the ring is full. */
-function writeToRing(bytes) {
-  let offset = 0
-  while (offset < bytes.length) {
-    const write = Atomics.load(ringWords, WRITE)
-    const read = Atomics.load(ringWords, READ)
-    const free = (read - write - 1 + ringCapacity) % ringCapacity
-    if (free === 0) {
-      // Only a message bigger than the free space gets here: make sure the main thread reads.
-      bell.postMessage(0)
-      Atomics.wait(ringWords, READ, read, 100)
-      continue
-    }
-    const length = Math.min(free, bytes.length - offset, ringCapacity - write)
-    bytes.copy(ringData, write, offset, offset + length)
-    Atomics.store(ringWords, WRITE, (write + length) % ringCapacity)
-    offset += length
-  }
-}
+const ringWriter = createRingWriter(ring, () => bell.postMessage(0))
+const ringWords = ringWriter.words
+/** Send one message to the main thread (see ring-writer.js). */
+const send = ringWriter.send
 
 /**
  * How long to spin for an answer before sleeping. Each wait that outlasts the budget doubles the
