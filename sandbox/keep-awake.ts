@@ -24,6 +24,18 @@ export interface AwakePoller {
 
 const MAX_BACKOFF_EXPONENT = 6
 
+/** Default of the engines' `spinMicros` option: the window after each answer, in microseconds. */
+export const DEFAULT_SPIN_MICROS = 200
+
+/** An engine's `spinMicros` option, checked; `undefined` gives {@link DEFAULT_SPIN_MICROS}. */
+export function spinMicrosOption(value: number | undefined): number {
+  const micros = value ?? DEFAULT_SPIN_MICROS
+  if (typeof micros !== 'number' || !Number.isFinite(micros) || micros < 0 || micros > 10_000) {
+    throw new RangeError(`spinMicros must be a number of microseconds from 0 to 10000, got ${String(micros)}`)
+  }
+  return micros
+}
+
 export class KeepAwake {
   readonly #windowMs: number
   readonly #pollers = new Set<AwakePoller>()

@@ -22,7 +22,7 @@ import {
   toolsJson,
   wrapProgram,
 } from '../guest-runtime.ts'
-import { KeepAwake } from '../keep-awake.ts'
+import { DEFAULT_SPIN_MICROS, KeepAwake, spinMicrosOption } from '../keep-awake.ts'
 import { DEFAULT_LIMITS, describeLimit, resolveLimits } from '../limits.ts'
 import { type LeasedWorker, type WorkerOutcome, WorkerPool, type WorkerRunMessage } from './worker-pool.ts'
 
@@ -49,9 +49,6 @@ export interface QuickJSEngineOptions {
   /** @internal Tests only: a stand-in worker entry speaking the same protocol. */
   readonly workerUrl?: URL
 }
-
-/** See {@link QuickJSEngineOptions.spinMicros}. */
-export const DEFAULT_SPIN_MICROS = 200
 
 /** After the wall deadline, how long the worker gets to report before the main thread kills it. */
 const WATCHDOG_GRACE_MS = 500
@@ -89,10 +86,7 @@ class QuickJSEngine implements SandboxEngine {
     this.#ceilings = { ...options.limits }
     const workers = options.workers ?? Math.min(2, availableParallelism())
     if (!Number.isSafeInteger(workers) || workers < 1) throw new RangeError('workers must be a positive integer')
-    const spinMicros = options.spinMicros ?? DEFAULT_SPIN_MICROS
-    if (!Number.isFinite(spinMicros) || spinMicros < 0 || spinMicros > 10_000) {
-      throw new RangeError(`spinMicros must be a number of microseconds from 0 to 10000, got ${String(spinMicros)}`)
-    }
+    const spinMicros = spinMicrosOption(options.spinMicros)
     this.#keepAwake = new KeepAwake(spinMicros)
     this.#pool = new WorkerPool({
       size: workers,
