@@ -23,6 +23,7 @@
  */
 import { types } from 'node:util'
 import { compareNumber, isSafeNumber } from 'lossless-json'
+import { createBrand } from './brand.ts'
 import { ToolError, ToolErrorCode } from './errors.ts'
 
 /** A lossless JSON value. Values that crossed the boundary are deep-frozen. */
@@ -64,8 +65,8 @@ export function formatJsonPath(segments: readonly (string | number)[]): string {
 }
 
 // Every container this module returned (snapshot and parse results): frozen plain JSON that can
-// cross again for free. Only roots: a WeakSet add costs about as much as copying a small object.
-const boundaryRoots = new WeakSet<object>()
+// cross again for free. Only roots, each marked just before it is frozen.
+const boundaryRoots = createBrand()
 
 /**
  * True when `value` is a JSON primitive (finite number other than -0) or a container this module
@@ -202,10 +203,11 @@ export function snapshotJson(value: unknown, label = 'value'): JsonValue {
   while (stack.length > 0) {
     const frame = stack[stack.length - 1] as CopyFrame
     if (frame.index === frame.length) {
+      stack.pop()
+      if (stack.length === 0) boundaryRoots.mark(frame.copy)
       // Post-order: every child is frozen before its parent, so the whole copy ends deep-frozen.
       Object.freeze(frame.copy)
       seen.set(frame.source, frame.copy)
-      stack.pop()
       const parent = stack[stack.length - 1]
       if (parent !== undefined) parent.index++
       continue
@@ -232,7 +234,6 @@ export function snapshotJson(value: unknown, label = 'value'): JsonValue {
     }
     frame.index++
   }
-  boundaryRoots.add(root)
   return root
 }
 
@@ -423,12 +424,14 @@ function parseText(text: string, label: string, rule: NumberRule): JsonValue {
     // Store the value, then close every container that ends right after it.
     let readNext = false
     while (!readNext) {
-      if (typeof value === 'object' && value !== null) Object.freeze(value)
       const frame = stack[stack.length - 1]
+      if (typeof value === 'object' && value !== null) {
+        if (frame === undefined) boundaryRoots.mark(value)
+        Object.freeze(value)
+      }
       skipSpace()
       if (frame === undefined) {
         if (at < length) return fail(`unexpected ${found()} after the value`)
-        if (typeof value === 'object' && value !== null) boundaryRoots.add(value)
         return value
       }
       if (frame.isArray) (frame.container as JsonValue[]).push(value)

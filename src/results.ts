@@ -1,3 +1,4 @@
+import { createBrand } from './brand.ts'
 import { ToolError, ToolErrorCode } from './errors.ts'
 import type { ToolErrorInfo } from './errors.ts'
 import type { ToolExecutionFailure, ToolExecutionResult } from './execution.ts'
@@ -98,7 +99,7 @@ function reasonOf(error: unknown): string {
 }
 
 /** Results this module produced: already plain, frozen JSON, so materializing again is a no-op. */
-const materialized = new WeakSet<object>()
+const materialized = createBrand()
 
 /**
  * Copy a candidate result into plain frozen JSON. When any durable field (content, error,
@@ -140,9 +141,8 @@ export function materializeResult(result: ToolExecutionResult): ToolExecutionRes
     if (result.meta !== undefined) out.meta = snapshotJson(result.meta, 'meta')
     if (contexts !== undefined && contexts.length > 0) out.additionalContexts = snapshotJson(contexts, 'additionalContexts')
     if (!result.isError && result.concludesTurn === true) out.concludesTurn = true
-    const frozen = Object.freeze(out) as unknown as ToolExecutionResult
-    materialized.add(frozen)
-    return frozen
+    materialized.mark(out)
+    return Object.freeze(out) as unknown as ToolExecutionResult
   } catch (error) {
     const fallback = failureResult(
       ToolErrorCode.INVALID_TOOL_OUTPUT,

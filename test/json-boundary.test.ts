@@ -267,6 +267,26 @@ describe('isFrozenJson', () => {
   })
 })
 
+describe('isFrozenJson marks', () => {
+  it('are invisible to reflection, JSON and cloning', () => {
+    const value = snapshotJson({ a: [1] }) as { a: number[] }
+    expect(Reflect.ownKeys(value)).toEqual(['a'])
+    expect(Reflect.ownKeys(value.a)).toEqual(['0', 'length'])
+    expect(JSON.stringify(value)).toBe('{"a":[1]}')
+    const clone = structuredClone(value)
+    expect(clone).toStrictEqual(value)
+    expect(isFrozenJson(clone)).toBe(false)
+  })
+
+  it('are not seen through a Proxy, and checking one runs none of its traps', () => {
+    const trapped: string[] = []
+    const handler = new Proxy({}, { get: (_target, trap) => (trapped.push(String(trap)), undefined) })
+    const proxy = new Proxy(snapshotJson({ a: 1 }) as object, handler)
+    expect(isFrozenJson(proxy)).toBe(false)
+    expect(trapped).toEqual([])
+  })
+})
+
 describe('formatJsonPath', () => {
   it('writes indexes in brackets, identifier keys with dots and other keys quoted', () => {
     expect(formatJsonPath([])).toBe('$')
