@@ -306,38 +306,139 @@ export function parseDurableJson(text: string, label = 'durable JSON'): JsonValu
 }
 
 function parseText(text: string, label: string, rule: NumberRule): JsonValue {
-  const length = text.length
-  const stack: ParseFrame[] = []
-  let at = 0
+  return new TextParser(text, label, rule).parse()
+}
 
-  const fail = (reason: string, position: number = at): never => {
+/**
+ * One parse of one text: the position and the open containers. A class, so a parse allocates no
+ * closures: the arguments of every sub-call cross here.
+ */
+class TextParser {
+  readonly #text: string
+  readonly #label: string
+  readonly #rule: NumberRule
+  readonly #stack: ParseFrame[] = []
+  #at = 0
+
+  constructor(text: string, label: string, rule: NumberRule) {
+    this.#text = text
+    this.#label = label
+    this.#rule = rule
+  }
+
+  parse(): JsonValue {
+    const text = this.#text
+    const stack = this.#stack
+    let value: JsonValue
+    this.#skipSpace()
+    for (;;) {
+      // Read one value; containers push a frame and go on to read their first member.
+      const code = text.charCodeAt(this.#at)
+      if (code === 0x7b /* { */) {
+        const object: JsonObject = {}
+        this.#at++
+        this.#skipSpace()
+        if (text.charCodeAt(this.#at) === 0x7d) {
+          this.#at++
+          value = object
+        } else {
+          const frame: ParseFrame = { container: object, isArray: false, key: '', keyAt: this.#at }
+          stack.push(frame)
+          this.#readKey(frame)
+          continue
+        }
+      } else if (code === 0x5b /* [ */) {
+        const array: JsonValue[] = []
+        this.#at++
+        this.#skipSpace()
+        if (text.charCodeAt(this.#at) === 0x5d) {
+          this.#at++
+          value = array
+        } else {
+          stack.push({ container: array, isArray: true, key: '', keyAt: this.#at })
+          continue
+        }
+      } else if (code === 0x22) value = this.#readString()
+      else if (code === 0x2d || (code >= 0x30 && code <= 0x39)) value = this.#readNumber()
+      else if (text.startsWith('true', this.#at)) (value = true), (this.#at += 4)
+      else if (text.startsWith('false', this.#at)) (value = false), (this.#at += 5)
+      else if (text.startsWith('null', this.#at)) (value = null), (this.#at += 4)
+      else return this.#fail(`expected a value, found ${this.#found()}`)
+
+      // Store the value, then close every container that ends right after it.
+      let readNext = false
+      while (!readNext) {
+        const frame = stack[stack.length - 1]
+        if (typeof value === 'object' && value !== null) {
+          if (frame === undefined) boundaryRoots.mark(value)
+          Object.freeze(value)
+        }
+        this.#skipSpace()
+        if (frame === undefined) {
+          if (this.#at < text.length) return this.#fail(`unexpected ${this.#found()} after the value`)
+          return value
+        }
+        if (frame.isArray) (frame.container as JsonValue[]).push(value)
+        else {
+          const object = frame.container as JsonObject
+          if (Object.hasOwn(object, frame.key)) return this.#fail(`duplicate key ${JSON.stringify(frame.key)}`, frame.keyAt)
+          assign(object, frame.key, value)
+        }
+        const next = text.charCodeAt(this.#at)
+        if (next === 0x2c /* , */) {
+          this.#at++
+          this.#skipSpace()
+          if (!frame.isArray) this.#readKey(frame)
+          readNext = true
+        } else if (next === (frame.isArray ? 0x5d : 0x7d)) {
+          this.#at++
+          stack.pop()
+          value = frame.container
+        } else {
+          return this.#fail(`expected "," or "${frame.isArray ? ']' : '}'}", found ${this.#found()}`)
+        }
+      }
+    }
+  }
+
+  #fail(reason: string, position: number = this.#at): never {
     const segments: (string | number)[] = []
-    for (const frame of stack) {
+    for (const frame of this.#stack) {
       segments.push(frame.isArray ? (frame.container as JsonValue[]).length : frame.key)
     }
-    throw new JsonBoundaryError(label, formatJsonPath(segments), `${reason} (at position ${position})`)
+    throw new JsonBoundaryError(this.#label, formatJsonPath(segments), `${reason} (at position ${position})`)
   }
-  const skipSpace = (): void => {
+
+  #skipSpace(): void {
+    const text = this.#text
+    let at = this.#at
     let code = text.charCodeAt(at)
     while (code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09) code = text.charCodeAt(++at)
+    this.#at = at
   }
-  const found = (): string => (at >= length ? 'end of text' : JSON.stringify(text[at]))
 
-  const readString = (): string => {
+  #found(): string {
+    return this.#at >= this.#text.length ? 'end of text' : JSON.stringify(this.#text[this.#at])
+  }
+
+  #readString(): string {
     // `at` is on the opening quote.
-    let start = ++at
+    const text = this.#text
+    const length = text.length
+    let start = ++this.#at
     let result = ''
     for (;;) {
-      if (at >= length) return fail('unterminated string')
+      const at = this.#at
+      if (at >= length) return this.#fail('unterminated string')
       const code = text.charCodeAt(at)
       if (code === 0x22) {
         result += text.slice(start, at)
-        at++
+        this.#at++
         return result
       }
-      if (code < 0x20) return fail('unescaped control character in string')
+      if (code < 0x20) return this.#fail('unescaped control character in string')
       if (code !== 0x5c) {
-        at++
+        this.#at++
         continue
       }
       result += text.slice(start, at)
@@ -353,117 +454,48 @@ function parseText(text: string, label: string, rule: NumberRule): JsonValue {
         case 't': result += '\t'; break
         case 'u': {
           const hex = text.slice(at + 2, at + 6)
-          if (!/^[0-9a-fA-F]{4}$/.test(hex)) return fail('invalid \\u escape')
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) return this.#fail('invalid \\u escape')
           result += String.fromCharCode(Number.parseInt(hex, 16))
-          at += 4
+          this.#at += 4
           break
         }
         default:
-          return fail('invalid escape in string')
+          return this.#fail('invalid escape in string')
       }
-      at += 2
-      start = at
+      this.#at += 2
+      start = this.#at
     }
   }
 
-  const readNumber = (): number => {
-    NUMBER_TOKEN.lastIndex = at
-    const match = NUMBER_TOKEN.exec(text)
-    if (match === null) return fail(`unexpected ${found()}`)
+  #readNumber(): number {
+    const start = this.#at
+    NUMBER_TOKEN.lastIndex = start
+    const match = NUMBER_TOKEN.exec(this.#text)
+    if (match === null) return this.#fail(`unexpected ${this.#found()}`)
     const token = match[0]
-    const start = at
-    at += token.length
+    this.#at += token.length
     const value = Number(token)
     // Short plain integers are always exact: skip the digit comparison on the common case.
     if (!(token.length <= 15 && Number.isSafeInteger(value) && !/[.eE]/.test(token))) {
-      if (rule === 'outside') {
-        if (!isSafeNumber(token)) return fail(unsafeNumber(token), start)
+      if (this.#rule === 'outside') {
+        if (!isSafeNumber(token)) return this.#fail(unsafeNumber(token), start)
       } else if (!Number.isFinite(value) || compareNumber(token, String(value)) !== 0) {
-        return fail(unsafeNumber(token), start)
+        return this.#fail(unsafeNumber(token), start)
       }
     }
-    if (value === 0 && token.charCodeAt(0) === 0x2d) return fail('-0 is not JSON (it would read back as 0)', start)
+    if (value === 0 && token.charCodeAt(0) === 0x2d) return this.#fail('-0 is not JSON (it would read back as 0)', start)
     return value
   }
 
-  let value: JsonValue
-  skipSpace()
-  for (;;) {
-    // Read one value; containers push a frame and go on to read their first member.
-    const code = text.charCodeAt(at)
-    if (code === 0x7b /* { */) {
-      const object: JsonObject = {}
-      at++
-      skipSpace()
-      if (text.charCodeAt(at) === 0x7d) {
-        at++
-        value = object
-      } else {
-        stack.push({ container: object, isArray: false, key: '', keyAt: at })
-        readKey(stack[stack.length - 1] as ParseFrame)
-        continue
-      }
-    } else if (code === 0x5b /* [ */) {
-      const array: JsonValue[] = []
-      at++
-      skipSpace()
-      if (text.charCodeAt(at) === 0x5d) {
-        at++
-        value = array
-      } else {
-        stack.push({ container: array, isArray: true, key: '', keyAt: at })
-        continue
-      }
-    } else if (code === 0x22) value = readString()
-    else if (code === 0x2d || (code >= 0x30 && code <= 0x39)) value = readNumber()
-    else if (text.startsWith('true', at)) (value = true), (at += 4)
-    else if (text.startsWith('false', at)) (value = false), (at += 5)
-    else if (text.startsWith('null', at)) (value = null), (at += 4)
-    else return fail(`expected a value, found ${found()}`)
-
-    // Store the value, then close every container that ends right after it.
-    let readNext = false
-    while (!readNext) {
-      const frame = stack[stack.length - 1]
-      if (typeof value === 'object' && value !== null) {
-        if (frame === undefined) boundaryRoots.mark(value)
-        Object.freeze(value)
-      }
-      skipSpace()
-      if (frame === undefined) {
-        if (at < length) return fail(`unexpected ${found()} after the value`)
-        return value
-      }
-      if (frame.isArray) (frame.container as JsonValue[]).push(value)
-      else {
-        const object = frame.container as JsonObject
-        if (Object.hasOwn(object, frame.key)) return fail(`duplicate key ${JSON.stringify(frame.key)}`, frame.keyAt)
-        assign(object, frame.key, value)
-      }
-      const next = text.charCodeAt(at)
-      if (next === 0x2c /* , */) {
-        at++
-        skipSpace()
-        if (!frame.isArray) readKey(frame)
-        readNext = true
-      } else if (next === (frame.isArray ? 0x5d : 0x7d)) {
-        at++
-        stack.pop()
-        value = frame.container
-      } else {
-        return fail(`expected "," or "${frame.isArray ? ']' : '}'}", found ${found()}`)
-      }
-    }
-  }
-
-  function readKey(frame: ParseFrame): void {
-    if (text.charCodeAt(at) !== 0x22) fail(`expected a string key, found ${found()}`)
-    frame.keyAt = at
-    frame.key = readString()
-    skipSpace()
-    if (text.charCodeAt(at) !== 0x3a) fail(`expected ":", found ${found()}`)
-    at++
-    skipSpace()
+  #readKey(frame: ParseFrame): void {
+    const text = this.#text
+    if (text.charCodeAt(this.#at) !== 0x22) this.#fail(`expected a string key, found ${this.#found()}`)
+    frame.keyAt = this.#at
+    frame.key = this.#readString()
+    this.#skipSpace()
+    if (text.charCodeAt(this.#at) !== 0x3a) this.#fail(`expected ":", found ${this.#found()}`)
+    this.#at++
+    this.#skipSpace()
   }
 }
 
