@@ -142,11 +142,14 @@ function failAt(stack: readonly CopyFrame[], label: string, reason: string): nev
   throw new JsonBoundaryError(label, formatJsonPath(segments), reason)
 }
 
-/** Checks a container and pushes its frame, or returns a copy to reuse. Throws for a non-JSON one. */
-function openContainer(source: object, stack: CopyFrame[], seen: Seen, label: string): JsonValue | undefined {
+/**
+ * Checks a container and pushes its frame, or returns a copy to reuse. Throws for a non-JSON one.
+ * `seen` is undefined only for the root, which nothing can have visited yet.
+ */
+function openContainer(source: object, stack: CopyFrame[], seen: Seen | undefined, label: string): JsonValue | undefined {
   // Checked first: any other reflection on a proxy would run one of its traps.
   if (types.isProxy(source)) return failAt(stack, label, 'a Proxy is not JSON')
-  const known = seen.get(source)
+  const known = seen?.get(source)
   if (known !== undefined) return known === IN_PROGRESS ? failAt(stack, label, 'a cycle is not JSON') : known
   if (boundaryRoots.has(source)) return source as JsonValue
   const proto: unknown = Object.getPrototypeOf(source)
@@ -169,13 +172,13 @@ function openContainer(source: object, stack: CopyFrame[], seen: Seen, label: st
     if (proto !== Object.prototype && proto !== null) {
       return failAt(stack, label, `an instance of ${describeObject(source)} is not JSON`)
     }
-    const keys = Reflect.ownKeys(source)
-    for (const key of keys) {
-      if (typeof key === 'symbol') return failAt(stack, label, `a symbol key (${String(key)}) is not JSON`)
-    }
-    stack.push({ source, copy: {}, keys: keys as string[], length: keys.length, index: 0 })
+    // Two lists rather than Reflect.ownKeys: together about half its cost on a small object.
+    const symbols = Object.getOwnPropertySymbols(source)
+    if (symbols.length > 0) return failAt(stack, label, `a symbol key (${String(symbols[0])}) is not JSON`)
+    const keys = Object.getOwnPropertyNames(source)
+    stack.push({ source, copy: {}, keys, length: keys.length, index: 0 })
   }
-  seen.set(source, IN_PROGRESS)
+  seen?.set(source, IN_PROGRESS)
   return undefined
 }
 
@@ -196,8 +199,10 @@ export function snapshotJson(value: unknown, label = 'value'): JsonValue {
   if (boundaryRoots.has(value)) return value as JsonValue
 
   const stack: CopyFrame[] = []
-  const seen: Seen = new Map()
-  openContainer(value, stack, seen, label)
+  // Made when the first nested container opens (the root is then the only one in progress): a
+  // flat value can neither repeat a container nor contain itself.
+  let seen: Seen | undefined
+  openContainer(value, stack, undefined, label)
   const root = (stack[0] as CopyFrame).copy
 
   while (stack.length > 0) {
@@ -207,7 +212,7 @@ export function snapshotJson(value: unknown, label = 'value'): JsonValue {
       if (stack.length === 0) boundaryRoots.mark(frame.copy)
       // Post-order: every child is frozen before its parent, so the whole copy ends deep-frozen.
       Object.freeze(frame.copy)
-      seen.set(frame.source, frame.copy)
+      seen?.set(frame.source, frame.copy)
       const parent = stack[stack.length - 1]
       if (parent !== undefined) parent.index++
       continue
@@ -220,6 +225,7 @@ export function snapshotJson(value: unknown, label = 'value'): JsonValue {
     if (descriptor.enumerable !== true) failAt(stack, label, 'a non-enumerable property is not JSON')
     const child: unknown = descriptor.value
     if (typeof child === 'object' && child !== null) {
+      seen ??= new Map<object, JsonValue | typeof IN_PROGRESS>().set(value, IN_PROGRESS)
       const reused = openContainer(child, stack, seen, label)
       if (reused === undefined) {
         // The child's copy goes into place now and is filled in (then frozen) by its own frame.

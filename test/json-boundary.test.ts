@@ -201,6 +201,17 @@ describe('snapshotJson', () => {
     expect(error.reason).toMatch(/cycle/)
   })
 
+  it('rejects a value that holds itself as its first nested container', () => {
+    const root: Record<string, unknown> = { n: 1 }
+    root.self = root
+    const error = boundaryError(() => snapshotJson(root))
+    expect(error.path).toBe('$.self')
+    expect(error.reason).toMatch(/cycle/)
+    const list: unknown[] = []
+    list.push(list)
+    expect(boundaryError(() => snapshotJson(list)).path).toBe('$[0]')
+  })
+
   it('never runs a getter', () => {
     let ran = false
     const value = {
