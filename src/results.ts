@@ -76,8 +76,9 @@ export function contentProblem(value: unknown): string | undefined {
       return `content[${index}].type must be "text" or "image"`
     }
     // The durable log keeps blocks exactly; an extra key would make it refuse the result later.
-    const extra = Object.keys(record).find((key) => !keys.includes(key))
-    if (extra !== undefined) return `content[${index}] has an unexpected key ${JSON.stringify(extra)}`
+    for (const key of Object.keys(record)) {
+      if (!keys.includes(key)) return `content[${index}] has an unexpected key ${JSON.stringify(key)}`
+    }
   }
   return undefined
 }

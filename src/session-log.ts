@@ -181,6 +181,11 @@ const EVENT_FIELDS: Record<SessionEvent['type'], Record<string, [required: boole
   },
 }
 
+/** The required fields of each event type, in declaration order (listed once, not per event). */
+const REQUIRED_FIELDS = new Map<string, readonly string[]>(
+  Object.entries(EVENT_FIELDS).map(([type, fields]) => [type, Object.keys(fields).filter((key) => fields[key]?.[0] === true)]),
+)
+
 /** Why `value` is not a session event, or undefined when it is one. */
 function eventProblem(value: JsonValue): string | undefined {
   if (!isObject(value)) return 'an event must be an object'
@@ -196,8 +201,8 @@ function eventProblem(value: JsonValue): string | undefined {
     if (spec === undefined || !Object.hasOwn(fields, key)) return `${type} event has unexpected field ${formatJsonPath([key])}`
     if (!spec[1](value[key] as JsonValue)) return `${type} event has a malformed ${formatJsonPath([key])}`
   }
-  for (const [key, [required]] of Object.entries(fields)) {
-    if (required && !Object.hasOwn(value, key)) return `${type} event is missing ${formatJsonPath([key])}`
+  for (const key of REQUIRED_FIELDS.get(type) as readonly string[]) {
+    if (!Object.hasOwn(value, key)) return `${type} event is missing ${formatJsonPath([key])}`
   }
   if (type === 'tool/result' && value.isError === true && value.error === undefined) {
     return 'tool/result event with isError has no error'
