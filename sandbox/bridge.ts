@@ -5,6 +5,7 @@ import { parseDurableJson, stringifyJson } from '../src/json-boundary.ts'
 import type { JsonValue } from '../src/json-boundary.ts'
 import type { UserMessage } from '../src/messages.ts'
 import { CallScheduler } from '../src/scheduler.ts'
+import { codeDispatchEvent, codeDispatchStartEvent } from '../src/session-log.ts'
 import type { SessionEvent } from '../src/session-log.ts'
 import type { GuestHost, HostCallOutcome, LogEntry, SandboxLimits } from './engine.ts'
 
@@ -109,7 +110,7 @@ export class RunBridge implements GuestHost {
       signal: this.#signal,
       ...(agent === undefined ? {} : { agent }),
     }
-    await this.#append({ type: 'tool/code-dispatch-start', callId: exec.callId, subCallId, name, arguments: args })
+    await this.#append(codeDispatchStartEvent(exec.callId, subCallId, name, args))
     const mode = this.#host.executionMode(input)
     const result = await this.#scheduler.run(mode, () => this.#host.execute(input))
     await this.#record(subCallId, name, args, result)
@@ -131,15 +132,7 @@ export class RunBridge implements GuestHost {
       isError: result.isError,
       content: result.content,
     })
-    await this.#append({
-      type: 'tool/code-dispatch',
-      callId: exec.callId,
-      subCallId,
-      name,
-      arguments: args,
-      isError: result.isError,
-      content,
-    })
+    await this.#append(codeDispatchEvent(exec.callId, subCallId, name, args, result.isError, content))
   }
 
   async #append(event: SessionEvent): Promise<void> {

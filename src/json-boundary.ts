@@ -243,6 +243,27 @@ export function snapshotJson(value: unknown, label = 'value'): JsonValue {
   return root
 }
 
+/**
+ * Freezes `record` in place and marks it as crossed when it already is what {@link snapshotJson}
+ * would copy it into: an extensible object with Object.prototype (not a Proxy) and no
+ * symbol keys, whose own properties are all enumerable data properties holding frozen JSON
+ * ({@link isFrozenJson}). Then `snapshotJson(record)` returns it as is instead of copying it. Any
+ * other `record` comes back untouched, for snapshotJson to copy or refuse later; this never throws.
+ * The caller gives `record` up: it must be an object the caller just made and shares with no one.
+ */
+export function freezeJsonRecord<T extends object>(record: T): T {
+  if (types.isProxy(record) || boundaryRoots.has(record)) return record
+  // A null prototype is JSON too, but snapshotJson's copy would have Object.prototype.
+  if (Object.getPrototypeOf(record) !== Object.prototype || !Object.isExtensible(record)) return record
+  if (Object.getOwnPropertySymbols(record).length > 0) return record
+  for (const key of Object.getOwnPropertyNames(record)) {
+    const descriptor = Object.getOwnPropertyDescriptor(record, key) as PropertyDescriptor
+    if (!('value' in descriptor) || descriptor.enumerable !== true || !isFrozenJson(descriptor.value)) return record
+  }
+  boundaryRoots.mark(record)
+  return Object.freeze(record)
+}
+
 function assign(target: JsonValue[] | JsonObject, key: string | number, value: JsonValue): void {
   if (typeof key === 'number') (target as JsonValue[])[key] = value
   // Assignment would run Object.prototype's `__proto__` setter instead of creating the key.

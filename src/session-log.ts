@@ -11,7 +11,7 @@ import { open, readFile } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
 import { ToolError, ToolErrorCode } from './errors.ts'
 import type { CallId, ToolFailure, ToolResult } from './execution.ts'
-import { JsonBoundaryError, formatJsonPath, parseDurableJson, snapshotJson, stringifyJson } from './json-boundary.ts'
+import { JsonBoundaryError, formatJsonPath, freezeJsonRecord, parseDurableJson, snapshotJson, stringifyJson } from './json-boundary.ts'
 import type { JsonValue } from './json-boundary.ts'
 import type { ContentBlock } from './messages.ts'
 import { presentToolCall, presentToolResult } from './presentation.ts'
@@ -126,6 +126,29 @@ export function toolResultEvent(callId: CallId, name: string, result: ToolResult
   if (result.error !== undefined) event.error = result.error
   if (result.meta !== undefined) event.meta = result.meta
   return event
+}
+
+/**
+ * The durable `tool/code-dispatch-start` event of one `run_code` sub-call. Frozen in place when
+ * its parts already crossed the JSON boundary, so appending it checks it without copying it.
+ */
+export function codeDispatchStartEvent(callId: CallId, subCallId: CallId, name: string, args: JsonValue): CodeDispatchStartEvent {
+  return freezeJsonRecord({ type: 'tool/code-dispatch-start', callId, subCallId, name, arguments: args })
+}
+
+/**
+ * The durable `tool/code-dispatch` event of one settled `run_code` sub-call, with the (possibly
+ * reshaped) durable `content`. Frozen in place like {@link codeDispatchStartEvent}.
+ */
+export function codeDispatchEvent(
+  callId: CallId,
+  subCallId: CallId,
+  name: string,
+  args: JsonValue,
+  isError: boolean,
+  content: readonly ContentBlock[],
+): CodeDispatchEvent {
+  return freezeJsonRecord({ type: 'tool/code-dispatch', callId, subCallId, name, arguments: args, isError, content })
 }
 
 // ---------------------------------------------------------------------------------------------

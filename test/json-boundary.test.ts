@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import {
   JsonBoundaryError,
   formatJsonPath,
+  freezeJsonRecord,
   isFrozenJson,
   parseDurableJson,
   parseJsonText,
@@ -295,6 +296,66 @@ describe('isFrozenJson marks', () => {
     const proxy = new Proxy(snapshotJson({ a: 1 }) as object, handler)
     expect(isFrozenJson(proxy)).toBe(false)
     expect(trapped).toEqual([])
+  })
+})
+
+describe('freezeJsonRecord', () => {
+  it('freezes a record of frozen JSON parts in place, exactly as snapshotJson would copy it', () => {
+    const args = parseDurableJson('{"q":[1,{"r":2}]}')
+    const make = () => ({ type: 'x', n: 1.5, flag: false, none: null, args, ['odd key']: 'v' })
+    const expected = snapshotJson(make())
+    const record = make()
+    const frozen = freezeJsonRecord(record)
+    expect(frozen).toBe(record)
+    expect(frozen).toStrictEqual(expected)
+    expect(Object.keys(frozen)).toEqual(Object.keys(expected as object))
+    expect(isDeepFrozen(frozen)).toBe(true)
+    expect(isFrozenJson(frozen)).toBe(true)
+    expect(snapshotJson(frozen)).toBe(frozen)
+    expect(frozen.args).toBe(args)
+  })
+
+  it('keeps an own __proto__ data key as snapshotJson does', () => {
+    const record = Object.defineProperty({ a: 1 }, '__proto__', { value: 2, enumerable: true, writable: true, configurable: true })
+    const frozen = freezeJsonRecord(record)
+    expect(isFrozenJson(frozen)).toBe(true)
+    expect(frozen).toStrictEqual(snapshotJson(Object.defineProperty({ a: 1 }, '__proto__', { value: 2, enumerable: true, writable: true, configurable: true })))
+    expect(Object.getPrototypeOf(frozen)).toBe(Object.prototype)
+  })
+
+  describe('leaves any other record untouched, for snapshotJson to copy or refuse', () => {
+    const cases: [string, () => object][] = [
+      ['a nested container that has not crossed', () => ({ a: { b: 1 } })],
+      ['a frozen container built elsewhere', () => ({ a: Object.freeze([1]) })],
+      ['undefined', () => ({ a: undefined })],
+      ['NaN', () => ({ a: Number.NaN })],
+      ['-0', () => ({ a: -0 })],
+      ['a getter', () => ({ get a() { return 1 } })],
+      ['a non-enumerable key', () => Object.defineProperty({}, 'a', { value: 1, enumerable: false })],
+      ['a symbol key', () => ({ [Symbol('k')]: 1 })],
+      ['a null prototype (the copy would have Object.prototype)', () => Object.assign(Object.create(null) as object, { a: 1 })],
+      ['a class instance', () => new (class Point { x = 1 })()],
+      ['an array', () => [1]],
+      ['a non-extensible object', () => Object.preventExtensions({ a: 1 })],
+    ]
+    for (const [what, make] of cases) {
+      it(`with ${what}`, () => {
+        const record = make()
+        const extensible = Object.isExtensible(record)
+        expect(freezeJsonRecord(record)).toBe(record)
+        expect(isFrozenJson(record)).toBe(false)
+        expect(Object.isExtensible(record)).toBe(extensible)
+      })
+    }
+
+    it('with a Proxy, running none of its traps', () => {
+      const trapped: string[] = []
+      const handler = new Proxy({}, { get: (_target, trap) => (trapped.push(String(trap)), undefined) })
+      const proxy = new Proxy({ a: 1 }, handler)
+      expect(freezeJsonRecord(proxy)).toBe(proxy)
+      expect(trapped).toEqual([])
+      expect(isFrozenJson(proxy)).toBe(false)
+    })
   })
 })
 

@@ -6,20 +6,23 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { ToolErrorCode } from '../src/errors.ts'
 import type { ToolExecutionResult, ToolResult } from '../src/execution.ts'
-import { snapshotJson } from '../src/json-boundary.ts'
+import { isFrozenJson, snapshotJson } from '../src/json-boundary.ts'
 import type { JsonValue } from '../src/json-boundary.ts'
 import { text } from '../src/messages.ts'
+import type { ContentBlock } from '../src/messages.ts'
 import { presentToolCall, presentToolResult } from '../src/presentation.ts'
 import type { ToolCallView, ToolResultView } from '../src/presentation.ts'
 import {
   SessionLogError,
+  codeDispatchEvent,
+  codeDispatchStartEvent,
   createMemorySessionLog,
   openJsonlSessionLog,
   replaySession,
   toolCallEvent,
   toolResultEvent,
 } from '../src/session-log.ts'
-import type { ReplayCard, SessionEvent, SessionLog } from '../src/session-log.ts'
+import type { CodeDispatchEvent, ReplayCard, SessionEvent, SessionLog } from '../src/session-log.ts'
 import type { ToolDefinition } from '../src/tool.ts'
 
 // Lets one test close the log's file handle underneath it; every other test gets the real `open`.
@@ -91,6 +94,50 @@ describe('event builders', () => {
       content: [text('done')],
       meta: { lines: 3 },
     })
+  })
+})
+
+describe('code-dispatch event builders', () => {
+  const args = snapshotJson({ pattern: 'x' })
+  const content = snapshotJson([text('done')]) as unknown as ContentBlock[]
+
+  it('build events that are kept exactly as the same plain literals would be', async () => {
+    const built = createMemorySessionLog()
+    const plain = createMemorySessionLog()
+    await built.append(codeDispatchStartEvent('run', 'run:code:1', 'grep', args))
+    await built.append(codeDispatchEvent('run', 'run:code:1', 'grep', args, false, content))
+    await plain.append({ type: 'tool/code-dispatch-start', callId: 'run', subCallId: 'run:code:1', name: 'grep', arguments: args })
+    await plain.append({ type: 'tool/code-dispatch', callId: 'run', subCallId: 'run:code:1', name: 'grep', arguments: args, isError: false, content })
+    expect(built.events).toStrictEqual(plain.events)
+    for (const [index, event] of built.events.entries()) {
+      expect(Object.keys(event)).toEqual(Object.keys(plain.events[index] as SessionEvent))
+      expect(isFrozenJson(event)).toBe(true)
+    }
+  })
+
+  it('leave content that has not crossed the boundary for append to copy', async () => {
+    const log = createMemorySessionLog()
+    const reshaped = [text('reshaped by a listener')]
+    const event = codeDispatchEvent('run', 'run:code:1', 'grep', args, false, reshaped)
+    expect(Object.isFrozen(event)).toBe(false)
+    await log.append(event)
+    reshaped.push(text('added later'))
+    const kept = log.events[0] as CodeDispatchEvent
+    expect(kept.content).toEqual([text('reshaped by a listener')])
+    expect(Object.isFrozen(kept.content)).toBe(true)
+  })
+
+  it('still have every event checked: a malformed one is refused as its plain literal is', async () => {
+    const bad = [{ type: 'text' }] as unknown as ContentBlock[]
+    const built = await logError(createMemorySessionLog().append(codeDispatchEvent('run', 'run:code:1', 'grep', args, false, bad)))
+    const plain = await logError(
+      createMemorySessionLog().append({ type: 'tool/code-dispatch', callId: 'run', subCallId: 'run:code:1', name: 'grep', arguments: args, isError: false, content: bad }),
+    )
+    expect(built.message).toBe(plain.message)
+    expect(built.message).toMatch(/malformed \$\.content/)
+    const frozenBad = snapshotJson([{ type: 'text' }]) as unknown as ContentBlock[]
+    const checked = await logError(createMemorySessionLog().append(codeDispatchEvent('run', 'run:code:1', 'grep', args, false, frozenBad)))
+    expect(checked.message).toMatch(/malformed \$\.content/)
   })
 })
 
