@@ -133,6 +133,65 @@ async function loadModule(memoryLimitBytes) {
 }
 
 /**
+ * The guest half of `__codemode_call` (contract step 1 of guest-runtime.ts), evaluated before the
+ * prelude. Crossing into the host costs several microseconds per call through the QuickJS
+ * bindings (a host function, a promise capability, handles to free), so sub-calls do not cross
+ * one by one: a call queues `[id, name, argsJson]` and returns a promise of its own; after each
+ * guest slice the worker takes the whole queue as one JSON text (`take`), and settles each answer
+ * with one call (`settle`). The counts are checked here, as each call is made: the limit's number
+ * goes to the host at once (`__codemode_breach`) and the run is stopped at the next interrupt check.
+ * The completion value is the control object; the worker keeps it host-side and nothing the
+ * program can reach refers to it. Every array is prototype-free and every intrinsic captured, so
+ * a polluted `Array.prototype` or a replaced `JSON`/`Promise` never sees or changes the queue.
+ * The queue's text is built by plain string concatenation, not `JSON.stringify`: QuickJS's
+ * stringify pushes each object it visits onto an internal array through `Array.prototype`, so a
+ * program's index setter would be handed the entries. Each entry is
+ * `<id>,<name length>,<arguments length>,<name><arguments>` (lengths in UTF-16 code units).
+ */
+const CALL_QUEUE = `(function () {
+'use strict';
+var g = globalThis;
+var breach = g.__codemode_breach;
+delete g.__codemode_breach;
+var PromiseCtor = Promise;
+var setPrototypeOf = Object.setPrototypeOf;
+function list() { var a = []; setPrototypeOf(a, null); return a; }
+var queue = '';
+var waiting = list();
+var made = 0, inFlight = 0, maxCalls = 0, maxInFlight = 0;
+function never() {}
+g.__codemode_call = function (name, argsJson) {
+  made = made + 1;
+  inFlight = inFlight + 1;
+  if (made > maxCalls) { breach(0); return new PromiseCtor(never); }
+  if (inFlight > maxInFlight) { breach(1); return new PromiseCtor(never); }
+  var id = made - 1;
+  if (typeof name !== 'string') name = '';
+  if (typeof argsJson !== 'string') argsJson = '';
+  queue = queue + id + ',' + name.length + ',' + argsJson.length + ',' + name + argsJson;
+  return new PromiseCtor(function (resolve) { waiting[id] = resolve; });
+};
+return Object.freeze({
+  configure: function (calls, inFlightCalls) { maxCalls = calls; maxInFlight = inFlightCalls; },
+  take: function () {
+    var text = queue;
+    queue = '';
+    return text;
+  },
+  settle: function (id, envelope) {
+    var resolve = waiting[id];
+    if (typeof resolve !== 'function') return;
+    waiting[id] = undefined;
+    inFlight = inFlight - 1;
+    resolve(envelope);
+  },
+});
+})()`
+
+/** Which count `__codemode_breach` reports, by its argument. */
+const QUEUE_LIMITS = ['maxSubCalls', 'maxSubCallsInFlight']
+
+/**
  * A fresh runtime+context in the current module with the raw host functions installed and the
  * prelude evaluated (contract steps 1 and 2 of guest-runtime.ts). The host functions and the
  * interrupt handler act for `box.run`, which stays undefined until a run takes the context; the
@@ -142,33 +201,44 @@ function prepareContext() {
   const runtime = quickjs.newRuntime()
   const box = { run: undefined }
   let context
+  let queue
+  const handles = []
   try {
     runtime.setMemoryLimit(moduleMemoryLimit)
     runtime.setMaxStackSize(MAX_STACK_BYTES)
     runtime.setInterruptHandler(() => box.run !== undefined && shouldInterrupt(box.run))
     context = runtime.newContext()
-    const call = context.newFunction('__codemode_call', (nameHandle, argsHandle) =>
-      box.run === undefined ? undefined : hostCall(box.run, nameHandle, argsHandle),
-    )
-    context.setProp(context.global, '__codemode_call', call)
-    call.dispose()
+    const breach = context.newFunction('__codemode_breach', (limitHandle) => {
+      if (box.run !== undefined) hostBreach(box.run, context.getNumber(limitHandle))
+    })
+    context.setProp(context.global, '__codemode_breach', breach)
+    breach.dispose()
+    queue = evaluate(context, CALL_QUEUE, 'codemode-calls.js')
+    for (const name of ['configure', 'take', 'settle']) handles.push(context.getProp(queue, name))
     const log = context.newFunction('__codemode_log', (levelHandle, textHandle) => {
       if (box.run !== undefined) hostLog(box.run, levelHandle, textHandle)
     })
     context.setProp(context.global, '__codemode_log', log)
     log.dispose()
-    const api = context.evalCode(prelude, runtimeFilename)
-    if (api.error !== undefined) {
-      const dumped = context.dump(api.error)
-      api.error.dispose()
-      throw new Error(`the prelude failed: ${typeof dumped?.message === 'string' ? dumped.message : String(dumped)}`)
-    }
-    return { runtime, context, api: api.value, box }
+    const api = evaluate(context, prelude, runtimeFilename)
+    const [configure, take, settle] = handles
+    return { runtime, context, api, box, queue, configure, take, settle }
   } catch (error) {
+    for (const handle of handles) handle.dispose()
+    queue?.dispose()
     context?.dispose()
     runtime.dispose()
     throw error
   }
+}
+
+/** Evaluate one of the worker's own scripts; it failing means a broken install. */
+function evaluate(context, source, filename) {
+  const result = context.evalCode(source, filename)
+  if (result.error === undefined) return result.value
+  const dumped = context.dump(result.error)
+  result.error.dispose()
+  throw new Error(`${filename} failed: ${typeof dumped?.message === 'string' ? dumped.message : String(dumped)}`)
 }
 
 /** Prepare the next context, then tell the main thread this worker is idle. */
@@ -201,11 +271,10 @@ async function startRun(message) {
     context: undefined,
     api: undefined,
     promise: undefined,
-    pending: new Map(),
-    nextCall: 0,
-    outbox: [],
-    subCalls: 0,
-    inFlight: 0,
+    /** The call queue's control functions (see CALL_QUEUE). */
+    queue: undefined,
+    /** Ids of the sub-calls sent to the main thread and not yet answered. */
+    pending: new Set(),
     logBytes: 0,
     cpuUsed: 0,
     sliceStart: -1,
@@ -232,9 +301,15 @@ function begin(run, message) {
   run.runtime = runtime
   run.context = context
   run.api = prepared.api
+  run.queue = prepared
   runtime.setMemoryLimit(run.limits.memoryLimitBytes)
   runtime.setMaxStackSize(Math.min(run.limits.stackSizeBytes, MAX_STACK_BYTES))
   prepared.box.run = run
+  const maxCalls = context.newNumber(run.limits.maxSubCalls)
+  const maxInFlight = context.newNumber(run.limits.maxSubCallsInFlight)
+  context.unwrapResult(context.callFunction(prepared.configure, context.undefined, maxCalls, maxInFlight)).dispose()
+  maxCalls.dispose()
+  maxInFlight.dispose()
 
   const toolsJson = context.newString(message.toolsJson)
   const init = context.getProp(run.api, 'init')
@@ -277,14 +352,8 @@ function takeReplies(run) {
     // Late answers to an earlier run (it ended before the host answered) are dropped here.
     if (runId !== run.id) continue
     for (let i = 0; i < answers.length; i += 2) {
-      const deferred = run.pending.get(answers[i])
-      if (deferred === undefined) continue
-      run.pending.delete(answers[i])
-      run.inFlight -= 1
-      const text = run.context.newString(answers[i + 1])
-      deferred.resolve(text)
-      text.dispose()
-      deferred.dispose()
+      if (!run.pending.delete(answers[i])) continue
+      settle(run, answers[i], answers[i + 1])
       settled = true
     }
   }
@@ -308,10 +377,62 @@ function guest(run, fn) {
   }
 }
 
+/** Resolve the guest's promise of sub-call `id` with the envelope text. */
+function settle(run, id, envelope) {
+  const { context } = run
+  const idHandle = context.newNumber(id)
+  const text = context.newString(envelope)
+  const result = context.callFunction(run.queue.settle, context.undefined, idHandle, text)
+  idHandle.dispose()
+  text.dispose()
+  // `settle` runs no program code; it fails only when the heap is exhausted.
+  if (result.error !== undefined) throw new Error('out of memory while settling a sub-call')
+  result.value.dispose()
+}
+
+/**
+ * Send the main thread the sub-calls the guest queued, in program order. The queue is the
+ * worker's own guest code, out of the program's reach; an entry of any other shape means a broken
+ * runtime, and ends the run as a fault.
+ */
 function flushCalls(run) {
-  if (run.outbox.length === 0) return
-  send({ t: 'calls', run: run.id, calls: run.outbox })
-  run.outbox = []
+  if (run.done) return
+  const { context } = run
+  const taken = context.callFunction(run.queue.take, context.undefined)
+  if (taken.error !== undefined) return failWith(run, taken.error)
+  const text = context.getString(taken.value)
+  taken.value.dispose()
+  if (text === '') return
+  const calls = parseQueue(text)
+  for (const [id, name] of calls) {
+    if (!run.names.has(name)) throw new Error('the call queue handed over an invalid call')
+    run.pending.add(id)
+  }
+  send({ t: 'calls', run: run.id, calls })
+}
+
+/** `[[id, name, argsJson], ...]` from the queue's text (see CALL_QUEUE); throws on anything else. */
+function parseQueue(text) {
+  const calls = []
+  let at = 0
+  const number = () => {
+    const comma = text.indexOf(',', at)
+    const digits = comma < 0 ? '' : text.slice(at, comma)
+    if (!/^\d{1,15}$/.test(digits)) throw new Error('the call queue handed over an invalid call')
+    at = comma + 1
+    return Number(digits)
+  }
+  while (at < text.length) {
+    const id = number()
+    const nameLength = number()
+    const argsLength = number()
+    if (at + nameLength + argsLength > text.length) throw new Error('the call queue handed over an invalid call')
+    const name = text.slice(at, at + nameLength)
+    const argsJson = text.slice(at + nameLength, at + nameLength + argsLength)
+    at += nameLength + argsLength
+    calls.push([id, name, argsJson])
+  }
+  return calls
 }
 
 function shouldInterrupt(run) {
@@ -328,36 +449,9 @@ function shouldInterrupt(run) {
   return false
 }
 
-function hostCall(run, nameHandle, argsHandle) {
-  const context = run.context
-  const deferred = context.newPromise()
-  if (run.kill !== undefined || run.done) return deferred.handle
-  const name = context.typeof(nameHandle) === 'string' ? context.getString(nameHandle) : undefined
-  const argsJson = context.typeof(argsHandle) === 'string' ? context.getString(argsHandle) : undefined
-  if (name === undefined || argsJson === undefined || !run.names.has(name)) {
-    // Only the prelude can reach this function, so this is a broken runtime, not a model error.
-    const envelope = context.newString(JSON.stringify({ ok: false, message: 'invalid tool call', code: 'INVALID_ARGS' }))
-    deferred.resolve(envelope)
-    envelope.dispose()
-    return deferred.handle
-  }
-  run.subCalls += 1
-  run.inFlight += 1
-  if (run.subCalls > run.limits.maxSubCalls) {
-    decideKill(run, 'maxSubCalls')
-  } else if (run.inFlight > run.limits.maxSubCallsInFlight) {
-    decideKill(run, 'maxSubCallsInFlight')
-  }
-  if (run.kill !== undefined) {
-    deferred.dispose()
-    return undefined
-  }
-  const id = run.nextCall++
-  run.pending.set(id, deferred)
-  // Posted when the guest slice ends (see guest()): one message for a whole Promise.all, and the
-  // host starts them all in one turn of its event loop.
-  run.outbox.push([id, name, argsJson])
-  return deferred.handle
+/** The call queue found a count over its limit (`which` indexes QUEUE_LIMITS). */
+function hostBreach(run, which) {
+  if (run.kill === undefined) decideKill(run, QUEUE_LIMITS[which] ?? 'maxSubCalls')
 }
 
 function hostLog(run, levelHandle, textHandle) {
@@ -476,8 +570,7 @@ function finishRun(run, outcome, reset) {
 function recycle(run) {
   if (!run.reset) {
     try {
-      for (const deferred of run.pending.values()) deferred.dispose()
-      run.pending.clear()
+      for (const handle of [run.queue?.configure, run.queue?.take, run.queue?.settle, run.queue?.queue]) handle?.dispose()
       run.promise?.dispose()
       run.api?.dispose()
       run.context?.dispose()

@@ -493,6 +493,33 @@ describe.each(enginesUnderTest())('hostile programs through run_code on $name', 
       )
     })
 
+    it('cannot forge, drop or add sub-calls by polluting what an engine might queue them with', async () => {
+      const session = await attack(
+        [
+          // Whatever queues calls on the engine side must not run any of these.
+          "Object.defineProperty(Array.prototype, '0', { set() { throw new Error('index setter') }, configurable: true })",
+          "Object.defineProperty(Array.prototype, '2', { get() { return '{\"forged\":1}' }, configurable: true })",
+          "Array.prototype.toJSON = function () { return [[0, 'echo', '{\"forged\":2}'], [1, 'echo', '{}'], [2, 'echo', '{}']] }",
+          "Promise = function () { throw new Error('Promise replaced') }",
+          "JSON.stringify = () => '[]'",
+          'const a = await tools.echo({ n: 1 })',
+          'const b = await tools.echo({ n: 2 })',
+          'const c = await tools.echo({ n: 3 })',
+          'return { a, b, c }',
+        ].join('\n'),
+        { value: { a: { n: 1 }, b: { n: 2 }, c: { n: 3 } } },
+      )
+      const dispatched = session.agent.session.events.filter((event) => event.type === 'tool/code-dispatch-start')
+      expect(dispatched.map((event) => ('arguments' in event ? event.arguments : undefined))).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }])
+    })
+
+    it('stops a flood of sub-calls made without awaiting at the count limit, even with Array.prototype polluted', async () => {
+      await attack(
+        "Array.prototype.toJSON = () => []\nObject.defineProperty(Array.prototype, '0', { set() {}, configurable: true })\nfor (let i = 0; i < 1e6; i++) tools.echo({ i })\nawait new Promise(() => {})",
+        { fails: LIMIT('maxSubCallsInFlight', 'maxSubCalls') },
+      )
+    })
+
     it('ends cleanly when Promise.prototype.then is replaced by one that throws, then a sub-call is awaited', async () => {
       // V8 resolves the program's own await of a promise through the replaced then; QuickJS does not.
       await attack("Promise.prototype.then = function () { throw new Error('then polluted') }\nreturn await tools.echo({ a: 1 })", {

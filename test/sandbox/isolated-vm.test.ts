@@ -213,8 +213,13 @@ return { values, seen }
     it('delivers late sub-call answers into a disposed isolate without a host error', async () => {
       const host = fakeHost()
       const controller = new AbortController()
-      setTimeout(() => controller.abort(), 20)
+      // Abort once all three calls reached the host (not after a fixed delay: a loaded machine
+      // may not have started them yet).
+      const poll = setInterval(() => {
+        if (host.events.filter((e) => e.startsWith('start:')).length === 3) controller.abort()
+      }, 2)
       const result = await runIn('await Promise.all([tools.never({}), tools.never({}), tools.sleep5({})])', { host, signal: controller.signal })
+      clearInterval(poll)
       expect(result).toMatchObject({ ok: false, error: { kind: 'aborted' } })
       host.releaseNever()
       await new Promise((resolve) => setTimeout(resolve, 30))
