@@ -244,21 +244,20 @@ export function snapshotJson(value: unknown, label = 'value'): JsonValue {
 }
 
 /**
- * Freezes `record` in place and marks it as crossed when it already is what {@link snapshotJson}
- * would copy it into: an extensible object with Object.prototype (not a Proxy) and no
- * symbol keys, whose own properties are all enumerable data properties holding frozen JSON
- * ({@link isFrozenJson}). Then `snapshotJson(record)` returns it as is instead of copying it. Any
- * other `record` comes back untouched, for snapshotJson to copy or refuse later; this never throws.
- * The caller gives `record` up: it must be an object the caller just made and shares with no one.
+ * Freezes `record`, an object literal the caller has just written, and marks it as crossed when
+ * every value already is frozen JSON ({@link isFrozenJson}): then it is exactly the copy
+ * {@link snapshotJson} would make of it, and snapshotJson returns it as is. Otherwise `record`
+ * comes back untouched, for snapshotJson to copy or refuse later; this never throws.
+ *
+ * Only the values are checked, because the literal syntax settles the rest: own enumerable data
+ * properties with string keys on a fresh, extensible object with Object.prototype (checked, as
+ * `{ __proto__: x }` would change it). So pass nothing else: no object that came from outside, and
+ * none that anyone else holds.
  */
-export function freezeJsonRecord<T extends object>(record: T): T {
-  if (types.isProxy(record) || boundaryRoots.has(record)) return record
-  // A null prototype is JSON too, but snapshotJson's copy would have Object.prototype.
-  if (Object.getPrototypeOf(record) !== Object.prototype || !Object.isExtensible(record)) return record
-  if (Object.getOwnPropertySymbols(record).length > 0) return record
-  for (const key of Object.getOwnPropertyNames(record)) {
-    const descriptor = Object.getOwnPropertyDescriptor(record, key) as PropertyDescriptor
-    if (!('value' in descriptor) || descriptor.enumerable !== true || !isFrozenJson(descriptor.value)) return record
+export function freezeJsonLiteral<T extends object>(record: T): T {
+  if (Object.getPrototypeOf(record) !== Object.prototype) return record
+  for (const key of Object.keys(record)) {
+    if (!isFrozenJson((record as Record<string, unknown>)[key])) return record
   }
   boundaryRoots.mark(record)
   return Object.freeze(record)

@@ -11,7 +11,7 @@ import { open, readFile } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
 import { ToolError, ToolErrorCode } from './errors.ts'
 import type { CallId, ToolFailure, ToolResult } from './execution.ts'
-import { JsonBoundaryError, formatJsonPath, freezeJsonRecord, parseDurableJson, snapshotJson, stringifyJson } from './json-boundary.ts'
+import { JsonBoundaryError, formatJsonPath, freezeJsonLiteral, parseDurableJson, snapshotJson, stringifyJson } from './json-boundary.ts'
 import type { JsonValue } from './json-boundary.ts'
 import type { ContentBlock } from './messages.ts'
 import { presentToolCall, presentToolResult } from './presentation.ts'
@@ -133,7 +133,7 @@ export function toolResultEvent(callId: CallId, name: string, result: ToolResult
  * its parts already crossed the JSON boundary, so appending it checks it without copying it.
  */
 export function codeDispatchStartEvent(callId: CallId, subCallId: CallId, name: string, args: JsonValue): CodeDispatchStartEvent {
-  return freezeJsonRecord({ type: 'tool/code-dispatch-start', callId, subCallId, name, arguments: args })
+  return freezeJsonLiteral({ type: 'tool/code-dispatch-start', callId, subCallId, name, arguments: args })
 }
 
 /**
@@ -148,7 +148,7 @@ export function codeDispatchEvent(
   isError: boolean,
   content: readonly ContentBlock[],
 ): CodeDispatchEvent {
-  return freezeJsonRecord({ type: 'tool/code-dispatch', callId, subCallId, name, arguments: args, isError, content })
+  return freezeJsonLiteral({ type: 'tool/code-dispatch', callId, subCallId, name, arguments: args, isError, content })
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import {
   JsonBoundaryError,
   formatJsonPath,
-  freezeJsonRecord,
+  freezeJsonLiteral,
   isFrozenJson,
   parseDurableJson,
   parseJsonText,
@@ -299,14 +299,14 @@ describe('isFrozenJson marks', () => {
   })
 })
 
-describe('freezeJsonRecord', () => {
-  it('freezes a record of frozen JSON parts in place, exactly as snapshotJson would copy it', () => {
+describe('freezeJsonLiteral', () => {
+  it('freezes a literal of frozen JSON parts in place, exactly as snapshotJson would copy it', () => {
     const args = parseDurableJson('{"q":[1,{"r":2}]}')
-    const make = () => ({ type: 'x', n: 1.5, flag: false, none: null, args, ['odd key']: 'v' })
+    const make = () => ({ type: 'x', n: 1.5, flag: false, none: null, args, ['odd key']: 'v', 7: 'seven' })
     const expected = snapshotJson(make())
-    const record = make()
-    const frozen = freezeJsonRecord(record)
-    expect(frozen).toBe(record)
+    const literal = make()
+    const frozen = freezeJsonLiteral(literal)
+    expect(frozen).toBe(literal)
     expect(frozen).toStrictEqual(expected)
     expect(Object.keys(frozen)).toEqual(Object.keys(expected as object))
     expect(isDeepFrozen(frozen)).toBe(true)
@@ -315,47 +315,25 @@ describe('freezeJsonRecord', () => {
     expect(frozen.args).toBe(args)
   })
 
-  it('keeps an own __proto__ data key as snapshotJson does', () => {
-    const record = Object.defineProperty({ a: 1 }, '__proto__', { value: 2, enumerable: true, writable: true, configurable: true })
-    const frozen = freezeJsonRecord(record)
-    expect(isFrozenJson(frozen)).toBe(true)
-    expect(frozen).toStrictEqual(snapshotJson(Object.defineProperty({ a: 1 }, '__proto__', { value: 2, enumerable: true, writable: true, configurable: true })))
-    expect(Object.getPrototypeOf(frozen)).toBe(Object.prototype)
-  })
-
-  describe('leaves any other record untouched, for snapshotJson to copy or refuse', () => {
+  describe('leaves a literal untouched, for snapshotJson to copy or refuse, when it holds', () => {
     const cases: [string, () => object][] = [
-      ['a nested container that has not crossed', () => ({ a: { b: 1 } })],
+      ['a container that has not crossed', () => ({ a: { b: 1 } })],
       ['a frozen container built elsewhere', () => ({ a: Object.freeze([1]) })],
+      ['a nested part of a crossed value', () => ({ a: (snapshotJson({ inner: [1] }) as { inner: JsonValue }).inner })],
       ['undefined', () => ({ a: undefined })],
       ['NaN', () => ({ a: Number.NaN })],
       ['-0', () => ({ a: -0 })],
-      ['a getter', () => ({ get a() { return 1 } })],
-      ['a non-enumerable key', () => Object.defineProperty({}, 'a', { value: 1, enumerable: false })],
-      ['a symbol key', () => ({ [Symbol('k')]: 1 })],
-      ['a null prototype (the copy would have Object.prototype)', () => Object.assign(Object.create(null) as object, { a: 1 })],
-      ['a class instance', () => new (class Point { x = 1 })()],
-      ['an array', () => [1]],
-      ['a non-extensible object', () => Object.preventExtensions({ a: 1 })],
+      ['a function', () => ({ a: () => 1 })],
+      ['a __proto__ member, which sets the prototype', () => ({ __proto__: { a: 1 }, b: 1 })],
     ]
     for (const [what, make] of cases) {
-      it(`with ${what}`, () => {
-        const record = make()
-        const extensible = Object.isExtensible(record)
-        expect(freezeJsonRecord(record)).toBe(record)
-        expect(isFrozenJson(record)).toBe(false)
-        expect(Object.isExtensible(record)).toBe(extensible)
+      it(what, () => {
+        const literal = make()
+        expect(freezeJsonLiteral(literal)).toBe(literal)
+        expect(Object.isFrozen(literal)).toBe(false)
+        expect(isFrozenJson(literal)).toBe(false)
       })
     }
-
-    it('with a Proxy, running none of its traps', () => {
-      const trapped: string[] = []
-      const handler = new Proxy({}, { get: (_target, trap) => (trapped.push(String(trap)), undefined) })
-      const proxy = new Proxy({ a: 1 }, handler)
-      expect(freezeJsonRecord(proxy)).toBe(proxy)
-      expect(trapped).toEqual([])
-      expect(isFrozenJson(proxy)).toBe(false)
-    })
   })
 })
 
