@@ -1,12 +1,12 @@
 import type { Agent, CodeModeHost } from '../src/context.ts'
 import { ToolErrorCode } from '../src/errors.ts'
-import type { ToolExecutionInput, ToolExecutionResult, ToolRunContext } from '../src/execution.ts'
+import type { ToolExecutionInput, ToolRunContext } from '../src/execution.ts'
 import { parseDurableJson, stringifyJson } from '../src/json-boundary.ts'
 import type { JsonValue } from '../src/json-boundary.ts'
 import type { UserMessage } from '../src/messages.ts'
 import { CallScheduler } from '../src/scheduler.ts'
 import { codeDispatchEvent, codeDispatchStartEvent } from '../src/session-log.ts'
-import type { SessionEvent } from '../src/session-log.ts'
+import type { SessionEvent, SessionLog } from '../src/session-log.ts'
 import type { GuestHost, HostCallOutcome, LogEntry, SandboxLimits } from './engine.ts'
 
 /**
@@ -20,10 +20,17 @@ export class RunBridge implements GuestHost {
   readonly logs: LogEntry[] = []
   readonly #host: CodeModeHost
   readonly #exec: ToolRunContext
+  // Per-run constants, read once: the run context and its agent are frozen.
+  readonly #callId: string
+  readonly #agent: Agent | undefined
+  readonly #session: SessionLog | undefined
   readonly #scheduler: CallScheduler
   readonly #abort = new AbortController()
   readonly #signal: AbortSignal
-  readonly #pending = new Set<Promise<unknown>>()
+  /** Sub-calls started and not yet settled and logged. */
+  #inFlight = 0
+  /** Resolves the wait of `drain()` when `#inFlight` drops to 0. */
+  #wakeDrain: (() => void) | undefined
   /** Deferred contexts of each sub-call, by call number, so they are ferried in call order. */
   readonly #contexts: UserMessage[][] = []
   readonly #logFailures: unknown[] = []
@@ -35,6 +42,9 @@ export class RunBridge implements GuestHost {
   constructor(host: CodeModeHost, exec: ToolRunContext, limits: SandboxLimits) {
     this.#host = host
     this.#exec = exec
+    this.#callId = exec.callId
+    this.#agent = exec.agent
+    this.#session = exec.agent?.session
     this.#maxArgumentBytes = limits.maxArgumentBytes
     this.#scheduler = new CallScheduler(host.maxParallelSubCalls)
     this.#signal = AbortSignal.any([exec.signal, this.#abort.signal])
@@ -68,17 +78,7 @@ export class RunBridge implements GuestHost {
       })
     }
     this.#count += 1
-    const index = this.#count
-    const settled = this.#dispatch(index, name, argsJson).catch(
-      (error: unknown): HostCallOutcome => ({
-        ok: false,
-        message: `internal error while calling "${name}": ${error instanceof Error ? error.message : String(error)}`,
-        code: ToolErrorCode.TOOL_FAILED,
-      }),
-    )
-    this.#pending.add(settled)
-    void settled.finally(() => this.#pending.delete(settled))
-    return settled
+    return this.#settle(this.#count, name, argsJson)
   }
 
   /**
@@ -87,20 +87,45 @@ export class RunBridge implements GuestHost {
    */
   async drain(): Promise<void> {
     this.#abort.abort(new Error('the program finished'))
-    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending])
+    if (this.#inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        this.#wakeDrain = resolve
+      })
+    }
     for (const contexts of this.#contexts) for (const context of contexts ?? []) this.#exec.deferContext(context)
+  }
+
+  /** One sub-call, counted in flight until it has settled and been logged. Never rejects. */
+  async #settle(index: number, name: string, argsJson: string): Promise<HostCallOutcome> {
+    this.#inFlight++
+    try {
+      return await this.#dispatch(index, name, argsJson)
+    } catch (error) {
+      return {
+        ok: false,
+        message: `internal error while calling "${name}": ${error instanceof Error ? error.message : String(error)}`,
+        code: ToolErrorCode.TOOL_FAILED,
+      }
+    } finally {
+      if (--this.#inFlight === 0 && this.#wakeDrain !== undefined) {
+        const wake = this.#wakeDrain
+        this.#wakeDrain = undefined
+        wake()
+      }
+    }
   }
 
   async #dispatch(index: number, name: string, argsJson: string): Promise<HostCallOutcome> {
     const exec = this.#exec
-    const subCallId = `${exec.callId}:code:${index}`
+    const callId = this.#callId
+    const subCallId = `${callId}:code:${index}`
     let args: JsonValue
     try {
       args = parseDurableJson(argsJson, 'arguments')
     } catch (error) {
       return { ok: false, message: `invalid arguments for "${name}": ${(error as Error).message}`, code: ToolErrorCode.INVALID_ARGS }
     }
-    const agent: Agent | undefined = exec.agent
+    const agent = this.#agent
     const input: ToolExecutionInput = {
       callId: subCallId,
       rootCallId: exec.rootCallId,
@@ -110,10 +135,20 @@ export class RunBridge implements GuestHost {
       signal: this.#signal,
       ...(agent === undefined ? {} : { agent }),
     }
-    await this.#append(codeDispatchStartEvent(exec.callId, subCallId, name, args))
+    if (this.#session !== undefined) await this.#append(this.#session, codeDispatchStartEvent(callId, subCallId, name, args))
     const mode = this.#host.executionMode(input)
     const result = await this.#scheduler.run(mode, () => this.#host.execute(input))
-    await this.#record(subCallId, name, args, result)
+    const content = await this.#host.codeDispatchLog({
+      exec,
+      ...(agent === undefined ? {} : { agent }),
+      subCallId,
+      name,
+      isError: result.isError,
+      content: result.content,
+    })
+    if (this.#session !== undefined) {
+      await this.#append(this.#session, codeDispatchEvent(callId, subCallId, name, args, result.isError, content))
+    }
     if (result.additionalContexts !== undefined) this.#contexts[index - 1] = result.additionalContexts
     if (result.isError) {
       return { ok: false, message: result.error.message, code: result.error.info?.code ?? ToolErrorCode.TOOL_FAILED }
@@ -122,22 +157,8 @@ export class RunBridge implements GuestHost {
     return { ok: true, valueJson: stringifyJson(result.value) }
   }
 
-  async #record(subCallId: string, name: string, args: JsonValue, result: ToolExecutionResult): Promise<void> {
-    const exec = this.#exec
-    const content = await this.#host.codeDispatchLog({
-      exec,
-      ...(exec.agent === undefined ? {} : { agent: exec.agent }),
-      subCallId,
-      name,
-      isError: result.isError,
-      content: result.content,
-    })
-    await this.#append(codeDispatchEvent(exec.callId, subCallId, name, args, result.isError, content))
-  }
-
-  async #append(event: SessionEvent): Promise<void> {
-    const session = this.#exec.agent?.session
-    if (session === undefined) return
+  /** Append one event; a failed write is kept in `logFailures`, never thrown. */
+  async #append(session: SessionLog, event: SessionEvent): Promise<void> {
     try {
       await session.append(event)
     } catch (error) {
