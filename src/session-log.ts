@@ -204,27 +204,31 @@ const EVENT_FIELDS: Record<SessionEvent['type'], Record<string, [required: boole
   },
 }
 
-/** The required fields of each event type, in declaration order (listed once, not per event). */
-const REQUIRED_FIELDS = new Map<string, readonly string[]>(
-  Object.entries(EVENT_FIELDS).map(([type, fields]) => [type, Object.keys(fields).filter((key) => fields[key]?.[0] === true)]),
+/** {@link EVENT_FIELDS} compiled once into maps: every append looks up its type and each key. */
+const EVENT_SHAPES = new Map<string, { readonly checks: ReadonlyMap<string, FieldCheck>; readonly required: readonly string[] }>(
+  Object.entries(EVENT_FIELDS).map(([type, fields]) => [
+    type,
+    {
+      checks: new Map(Object.entries(fields).map(([key, [, check]]) => [key, check])),
+      required: Object.keys(fields).filter((key) => fields[key]?.[0] === true),
+    },
+  ]),
 )
 
 /** Why `value` is not a session event, or undefined when it is one. */
 function eventProblem(value: JsonValue): string | undefined {
   if (!isObject(value)) return 'an event must be an object'
   const type = value.type
-  if (typeof type !== 'string' || !Object.hasOwn(EVENT_FIELDS, type)) {
-    return `unknown event type ${JSON.stringify(type ?? null)}`
-  }
-  const fields = EVENT_FIELDS[type as SessionEvent['type']]
+  const shape = typeof type === 'string' ? EVENT_SHAPES.get(type) : undefined
+  if (shape === undefined) return `unknown event type ${JSON.stringify(type ?? null)}`
   for (const key of Object.keys(value)) {
     if (key === 'type') continue
-    const spec = fields[key]
+    const check = shape.checks.get(key)
     // An unknown key is refused: it is how a canonical `value` would leak into the log.
-    if (spec === undefined || !Object.hasOwn(fields, key)) return `${type} event has unexpected field ${formatJsonPath([key])}`
-    if (!spec[1](value[key] as JsonValue)) return `${type} event has a malformed ${formatJsonPath([key])}`
+    if (check === undefined) return `${type} event has unexpected field ${formatJsonPath([key])}`
+    if (!check(value[key] as JsonValue)) return `${type} event has a malformed ${formatJsonPath([key])}`
   }
-  for (const key of REQUIRED_FIELDS.get(type) as readonly string[]) {
+  for (const key of shape.required) {
     if (!Object.hasOwn(value, key)) return `${type} event is missing ${formatJsonPath([key])}`
   }
   if (type === 'tool/result' && value.isError === true && value.error === undefined) {

@@ -174,6 +174,8 @@ describe('createMemorySessionLog', () => {
 
   const malformed: [string, unknown, RegExp][] = [
     ['an unknown type', { type: 'tool/other', callId: 'c' }, /unknown event type "tool\/other"/],
+    ['a type named like an Object.prototype member', { type: 'toString', callId: 'c' }, /unknown event type "toString"/],
+    ['a field named like an Object.prototype member', { ...callEvent('c'), constructor: 'x' }, /unexpected field \$\.constructor/],
     ['a missing field', { type: 'tool/call', callId: 'c', name: 'grep', arguments: {} }, /missing \$\.rootCallId/],
     ['a malformed content block', { ...resultEvent('c'), content: [{ type: 'text' }] }, /malformed \$\.content/],
     ['an error result without its failure', { ...resultEvent('c'), isError: true }, /isError has no error/],
