@@ -245,7 +245,6 @@ var ErrorCtor = Error;
 var TypeErrorCtor = TypeError;
 var ProxyCtor = Proxy;
 var StringCtor = String;
-var NumberIsFinite = Number.isFinite;
 var DateProto = Date.prototype;
 var DateToISOString = Date.prototype.toISOString;
 var SymbolToString = Symbol.prototype.toString;
@@ -275,79 +274,103 @@ function tagOf(v) {
 }
 
 // Strict JSON writer. Throws {path, what} records (plain objects) that callers turn into errors.
-function Reject(path, what) { this.path = path; this.what = what; }
+// The path of the value at depth d is keys[0..d) (an array index is a number, a property name a
+// string): it is spelled out only when something is rejected.
+function Reject(keys, depth, what) {
+  var path = '$';
+  for (var i = 0; i < depth; i++) path = typeof keys[i] === 'number' ? path + '[' + keys[i] + ']' : keyPath(path, keys[i]);
+  this.path = path; this.what = what;
+}
 ObjectSetPrototypeOf(Reject.prototype, null);
 
-function write(value, path, depth, seen, parts, n, omitUndefined) {
-  if (value === null) { parts[n] = 'null'; return n + 1; }
+// Writes value as JSON text into parts from index n and returns the next index. items[d] is the
+// container being written at depth d (to find cycles), keys[d] the key under which depth d + 1 is
+// written (for paths). The native stringify only ever quotes strings: given an object, QuickJS's
+// builds its work lists with ordinary array writes, which a program can hook on Array.prototype.
+// Quoted keys ("key":) by key: a program sends the same few keys again and again, and quoting one
+// costs a native stringify. Bounded; a key the cache cannot take is quoted each time.
+var QUOTED = ObjectCreate(null), quotedCount = 0;
+function quoteKey(key) {
+  var quoted = QUOTED[key];
+  if (quoted !== undefined) return quoted;
+  quoted = JSONstringify(key) + ':';
+  if (quotedCount < 1000 && key.length <= 64) { QUOTED[key] = quoted; quotedCount = quotedCount + 1; }
+  return quoted;
+}
+
+function write(value, depth, n, parts, items, keys) {
   var t = typeof value;
   if (t === 'string') { parts[n] = JSONstringify(value); return n + 1; }
-  if (t === 'boolean') { parts[n] = value ? 'true' : 'false'; return n + 1; }
   if (t === 'number') {
-    if (!NumberIsFinite(value)) throw new Reject(path, value !== value ? 'NaN' : (value > 0 ? 'Infinity' : '-Infinity'));
-    if (ObjectIs(value, -0)) throw new Reject(path, '-0');
+    // value - value is 0 exactly for finite numbers.
+    if (value - value !== 0) throw new Reject(keys, depth, value !== value ? 'NaN' : (value > 0 ? 'Infinity' : '-Infinity'));
+    if (value === 0 && 1 / value < 0) throw new Reject(keys, depth, '-0');
     parts[n] = '' + value; return n + 1;
   }
-  if (t === 'undefined') throw new Reject(path, 'undefined');
-  if (t === 'function') throw new Reject(path, 'a function');
-  if (t === 'symbol') throw new Reject(path, 'a symbol');
-  if (t === 'bigint') throw new Reject(path, 'a BigInt');
-  if (depth >= MAX_DEPTH) throw new Reject(path, 'nesting deeper than ' + MAX_DEPTH + ' levels');
-  for (var s = 0; s < seen.n; s++) if (seen.items[s] === value) throw new Reject(path, 'a circular reference');
-  seen.items[seen.n] = value; seen.n = seen.n + 1;
+  if (value === null) { parts[n] = 'null'; return n + 1; }
+  if (t === 'boolean') { parts[n] = value ? 'true' : 'false'; return n + 1; }
+  if (t === 'undefined') throw new Reject(keys, depth, 'undefined');
+  if (t === 'function') throw new Reject(keys, depth, 'a function');
+  if (t === 'symbol') throw new Reject(keys, depth, 'a symbol');
+  if (t === 'bigint') throw new Reject(keys, depth, 'a BigInt');
+  if (depth >= MAX_DEPTH) throw new Reject(keys, depth, 'nesting deeper than ' + MAX_DEPTH + ' levels');
+  for (var s = 0; s < depth; s++) if (items[s] === value) throw new Reject(keys, depth, 'a circular reference');
+  items[depth] = value;
   if (ArrayIsArray(value)) {
     var len = value.length;
     parts[n] = '['; n = n + 1;
     for (var i = 0; i < len; i++) {
-      var ip = path + '[' + i + ']';
-      if (!ReflectHas(value, i)) throw new Reject(ip, 'a hole in a sparse array');
+      keys[depth] = i;
+      // The in operator is HasProperty, as Reflect.has, without a call.
+      if (!(i in value)) throw new Reject(keys, depth + 1, 'a hole in a sparse array');
       if (i > 0) { parts[n] = ','; n = n + 1; }
-      n = write(value[i], ip, depth + 1, seen, parts, n, omitUndefined);
+      n = write(value[i], depth + 1, n, parts, items, keys);
     }
-    parts[n] = ']'; n = n + 1;
-  } else {
-    var proto = ObjectGetPrototypeOf(value);
-    if (proto === DateProto) {
-      var iso;
-      try { iso = ReflectApply(DateToISOString, value, []); } catch (e) { throw new Reject(path, 'an invalid Date'); }
-      seen.n = seen.n - 1;
-      parts[n] = JSONstringify(iso); return n + 1;
-    }
-    if (proto !== ObjectProto && proto !== null) {
-      var tag = tagOf(value);
-      throw new Reject(path, tag === '[object Object]' ? 'a class instance (only plain objects are JSON)' : 'a ' + tag.slice(8, -1) + ' (not JSON)');
-    }
-    var keys = ObjectKeys(value);
-    var klen = keys.length;
-    var first = true;
-    parts[n] = '{'; n = n + 1;
-    for (var k = 0; k < klen; k++) {
-      var key = keys[k];
-      var kp = keyPath(path, key);
-      var v = value[key];
-      if (v === undefined && omitUndefined) continue;
-      if (!first) { parts[n] = ','; n = n + 1; }
-      first = false;
-      parts[n] = JSONstringify(key) + ':'; n = n + 1;
-      n = write(v, kp, depth + 1, seen, parts, n, omitUndefined);
-    }
-    parts[n] = '}'; n = n + 1;
+    parts[n] = ']'; return n + 1;
   }
-  seen.n = seen.n - 1;
-  return n;
+  var proto = ObjectGetPrototypeOf(value);
+  if (proto === DateProto) {
+    var iso;
+    try { iso = ReflectApply(DateToISOString, value, []); } catch (e) { throw new Reject(keys, depth, 'an invalid Date'); }
+    parts[n] = JSONstringify(iso); return n + 1;
+  }
+  if (proto !== ObjectProto && proto !== null) {
+    var tag = tagOf(value);
+    throw new Reject(keys, depth, tag === '[object Object]' ? 'a class instance (only plain objects are JSON)' : 'a ' + tag.slice(8, -1) + ' (not JSON)');
+  }
+  var names = ObjectKeys(value);
+  var klen = names.length;
+  var first = true;
+  parts[n] = '{'; n = n + 1;
+  for (var k = 0; k < klen; k++) {
+    var key = names[k];
+    keys[depth] = key;
+    var v = value[key];
+    // An absent optional field means the same to a tool schema.
+    if (v === undefined) continue;
+    if (!first) { parts[n] = ','; n = n + 1; }
+    first = false;
+    parts[n] = quoteKey(key); n = n + 1;
+    n = write(v, depth + 1, n, parts, items, keys);
+  }
+  parts[n] = '}'; return n + 1;
 }
 
-// Returns JSON text or a Reject.
+// Returns JSON text or a Reject. The work lists are kept for the next call; a call that starts
+// while they are in use (a getter in the argument calling a tool) gets its own.
+var spareParts = list(), spareItems = list(), spareKeys = list();
 function toJson(value) {
-  var parts = list();
-  var seen = { items: list(), n: 0 };
-  ObjectSetPrototypeOf(seen, null);
+  var parts = spareParts, items = spareItems, keys = spareKeys;
+  if (parts === null) { parts = list(); items = list(); keys = list(); } else { spareParts = null; spareItems = null; spareKeys = null; }
   try {
-    var n = write(value, '$', 0, seen, parts, 0, true);
-    return join(parts, n, '');
+    return join(parts, write(value, 0, 0, parts, items, keys), '');
   } catch (e) {
     if (e instanceof Reject) return e;
     throw e;
+  } finally {
+    // Hold no guest value or text until the next call.
+    parts.length = 0; items.length = 0; keys.length = 0;
+    spareParts = parts; spareItems = items; spareKeys = keys;
   }
 }
 
