@@ -495,6 +495,8 @@ class TextParser {
 
   #readNumber(): number {
     const start = this.#at
+    const integer = this.#readShortInteger()
+    if (integer !== undefined) return integer
     NUMBER_TOKEN.lastIndex = start
     const match = NUMBER_TOKEN.exec(this.#text)
     if (match === null) return this.#fail(`unexpected ${this.#found()}`)
@@ -511,6 +513,32 @@ class TextParser {
     }
     if (value === 0 && token.charCodeAt(0) === 0x2d) return this.#fail('-0 is not JSON (it would read back as 0)', start)
     return value
+  }
+
+  /**
+   * The common case of {@link #readNumber} without a regular expression or a substring: an
+   * integer token (no fraction, no exponent) of at most 15 characters, which a double always holds
+   * exactly. Anything else is left to the full grammar (`undefined`, position unchanged).
+   */
+  #readShortInteger(): number | undefined {
+    const text = this.#text
+    const start = this.#at
+    let at = start
+    const negative = text.charCodeAt(at) === 0x2d
+    if (negative) at++
+    let code = text.charCodeAt(at)
+    if (!(code >= 0x30 && code <= 0x39)) return undefined // also past the end, where code is NaN
+    let value = code - 0x30
+    at++
+    // A leading 0 stands alone, as in the grammar: the next character ends the token.
+    if (value !== 0) {
+      for (code = text.charCodeAt(at); code >= 0x30 && code <= 0x39; code = text.charCodeAt(++at)) value = value * 10 + (code - 0x30)
+    }
+    code = text.charCodeAt(at)
+    if (code === 0x2e /* . */ || code === 0x65 /* e */ || code === 0x45 /* E */ || at - start > 15) return undefined
+    this.#at = at
+    if (negative && value === 0) return this.#fail('-0 is not JSON (it would read back as 0)', start)
+    return negative ? -value : value
   }
 
   #readKey(frame: ParseFrame): void {

@@ -377,6 +377,26 @@ describe('parseJsonText', () => {
     )
   })
 
+  it('reads integers on either side of the short-integer shortcut exactly as the full grammar does', () => {
+    const exact = ['0', '7', '-3', '123456789012345', '-12345678901234', '-123456789012345', '1234567890123456', '-9007199254740991', '1.5', '1e2', '12E1', '-0.5']
+    for (const token of exact) {
+      expect(parseJsonText(`[${token}]`)).toStrictEqual([Number(token)])
+      expect(parseDurableJson(`{"n":${token}}`)).toStrictEqual({ n: Number(token) })
+    }
+    const refused: [string, string][] = [
+      ['[-0]', '$[0]: -0 is not JSON (it would read back as 0) (at position 1)'],
+      ['[-01]', '$[0]: -0 is not JSON (it would read back as 0) (at position 1)'],
+      ['[-0e5]', '$[0]: -0 is not JSON (it would read back as 0) (at position 1)'],
+      ['[01]', '$[1]: expected "," or "]", found "1" (at position 2)'],
+      ['[1a]', '$[1]: expected "," or "]", found "a" (at position 2)'],
+      ['[-]', '$[0]: unexpected "-" (at position 1)'],
+      ['[-a]', '$[0]: unexpected "-" (at position 1)'],
+      ['-', '$: unexpected "-" (at position 0)'],
+      ['[9007199254740993]', '$[0]: number 9007199254740993 is an integer outside the safe range (+-9007199254740991); send it as a string (at position 1)'],
+    ]
+    for (const [text, message] of refused) expect(boundaryError(() => parseJsonText(text)).message).toBe(`value is not lossless JSON at ${message}`)
+  })
+
   it('refuses exactly the token soups JSON.parse refuses, apart from duplicates and -0', () => {
     const token = fc.constantFrom('{', '}', '[', ']', ',', ':', '"a"', '"b"', '1', '-', '0', '.', 'e', '5', 'true', 'nul', 'null', ' ', '"', '\\', 'x', '\n')
     fc.assert(
