@@ -467,15 +467,17 @@ function init(toolsJson) {
   initialised = true;
   var pairs = JSONparse(toolsJson);
   var target = ObjectCreate(ObjectProto);
-  var names = list(); var count = pairs.length;
+  var names = list(); var fns = list(); var count = pairs.length;
   for (var i = 0; i < count; i++) {
     var binding = pairs[i][0];
-    ObjectDefineProperty(target, binding, { __proto__: null, value: makeTool(binding, pairs[i][1]), enumerable: true });
+    fns[i] = makeTool(binding, pairs[i][1]);
+    ObjectDefineProperty(target, binding, { __proto__: null, value: fns[i], enumerable: true });
     names[i] = binding;
   }
   ObjectFreeze(target);
   var available = count === 0 ? 'none' : join(names, count, ', ');
-  var tools = new ProxyCtor(target, ObjectFreeze({
+  // The handler has no prototype, so a trap cannot be planted on Object.prototype.
+  var unknown = new ProxyCtor(target, ObjectFreeze({ __proto__: null,
     get: function (t, key) {
       if (typeof key === 'symbol' || hasOwn(t, key) || INHERITED[key] === true) return t[key];
       var err = new TypeErrorCtor('tools.' + clip(key, MAX_NAME) + ' is not a tool. Available tools: ' + available);
@@ -483,6 +485,11 @@ function init(toolsJson) {
       throw err;
     },
   }));
+  // The tools as own properties, found without a trap; only other names reach the proxy (which
+  // answers every name as the tools object did before it had this front).
+  var tools = ObjectCreate(unknown);
+  for (var j = 0; j < count; j++) ObjectDefineProperty(tools, names[j], { __proto__: null, value: fns[j], enumerable: true });
+  ObjectFreeze(tools);
   ObjectDefineProperty(g, 'tools', { __proto__: null, value: tools, writable: false, configurable: false, enumerable: false });
 }
 

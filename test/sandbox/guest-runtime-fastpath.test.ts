@@ -151,4 +151,99 @@ describe.each(enginesUnderTest())('guest runtime fast paths on $name', (engineUn
       )
     })
   })
+
+  describe('tools', () => {
+    it('answers names as an ordinary object whose own properties are the tools', async () => {
+      const code = [
+        'const out = {}',
+        'out.in = ["echo" in tools, "readFile" in tools, "nope" in tools, "then" in tools, "toString" in tools]',
+        'out.own = [tools.hasOwnProperty("echo"), tools.hasOwnProperty("nope"), Object.prototype.hasOwnProperty.call(tools, "toString")]',
+        'out.inherited = [tools.then, tools.toJSON, tools.inspect, tools[Symbol.iterator], tools[Symbol.toPrimitive]].map((v) => v === undefined)',
+        'out.object = [tools.constructor === Object, tools.toString(), String(tools), `${tools}`, tools.valueOf() === tools, tools instanceof Object, Object.prototype.toString.call(tools)]',
+        'out.awaited = (await tools) === tools',
+        'out.keys = [Object.keys(tools), Object.getOwnPropertyNames(tools), JSON.stringify(tools), Object.entries(tools).map(([k, f]) => k + ":" + f.name + ":" + typeof f)]',
+        'const d = Object.getOwnPropertyDescriptor(tools, "echo")',
+        'out.descriptor = [typeof d.value, d.writable, d.enumerable, d.configurable]',
+        'out.inherit = Object.create(tools).echo === tools.echo',
+        'return out',
+      ].join('\n')
+      const names = ['echo', 'sleep5', 'fail', 'never', 'readFile']
+      expect(valueOf(await run(engine, code))).toEqual({
+        in: [true, true, false, false, true],
+        own: [true, false, false],
+        inherited: [true, true, true, true, true],
+        object: [true, '[object Object]', '[object Object]', '[object Object]', true, true, '[object Object]'],
+        awaited: true,
+        keys: [names, names, '{}', names.map((n) => `${n}:${n}:function`)],
+        descriptor: ['function', false, true, false],
+        inherit: true,
+      })
+    })
+
+    it('answers an unknown name, a polluted Object.prototype name and an unknown name read through the prototype with UNKNOWN_TOOL', async () => {
+      const code = [
+        'Object.prototype.polluted = 1',
+        'const out = []',
+        'for (const read of [() => tools.nope, () => tools.polluted, () => tools["x".repeat(300)], () => Object.getPrototypeOf(tools).nope, () => Object.create(tools).nope]) {',
+        '  try { read(); out.push("no error") } catch (e) { out.push([e.name, e.code, e.message.slice(0, 60)]) }',
+        '}',
+        'return out',
+      ].join('\n')
+      const unknown = (name: string) => ['TypeError', 'UNKNOWN_TOOL', `tools.${name} is not a tool. Available tools: echo, sleep5, fail, never, readFile`.slice(0, 60)]
+      expect(valueOf(await run(engine, code))).toEqual([unknown('nope'), unknown('polluted'), unknown('x'.repeat(300)), unknown('nope'), unknown('nope')])
+    })
+
+    it('keeps tools frozen, non-writable and its prototype fixed', async () => {
+      const code = [
+        '"use strict"',
+        'const attempt = (f) => { try { f(); return "done" } catch (e) { return e.name } }',
+        'const echo = tools.echo',
+        'const out = [',
+        '  Object.isFrozen(tools), Object.isExtensible(tools),',
+        '  attempt(() => { tools.echo = 1 }), attempt(() => { tools.added = 1 }), attempt(() => { delete tools.echo }),',
+        '  attempt(() => Object.defineProperty(tools, "x", { value: 1 })), attempt(() => Object.setPrototypeOf(tools, null)),',
+        '  attempt(() => { tools.__proto__ = null }), attempt(() => { globalThis.tools = {} }),',
+        '  tools.echo === echo, Object.getPrototypeOf(tools) === Object.getPrototypeOf(tools), globalThis.tools === tools,',
+        ']',
+        'return out',
+      ].join('\n')
+      expect(valueOf(await run(engine, code))).toEqual([true, false, 'TypeError', 'TypeError', 'TypeError', 'TypeError', 'TypeError', 'TypeError', 'TypeError', true, true, true])
+    })
+
+    it('gives nothing but the tools through its prototype', async () => {
+      const code = [
+        'const proto = Object.getPrototypeOf(tools)',
+        'const out = []',
+        'out.push(Object.getPrototypeOf(proto) === Object.prototype, Object.isFrozen(proto), Object.keys(proto).join(","))',
+        'out.push(Object.keys(proto).every((k) => proto[k] === tools[k]), proto.constructor === Object, tools.__proto__ === Object.prototype)',
+        'return out',
+      ].join('\n')
+      expect(valueOf(await run(engine, code))).toEqual([true, true, 'echo,sleep5,fail,never,readFile', true, true, true])
+    })
+
+    it('plants no proxy trap from a polluted Object.prototype', async () => {
+      const code = [
+        'const calls = []',
+        'for (const trap of ["has", "ownKeys", "getOwnPropertyDescriptor", "getPrototypeOf", "set", "defineProperty", "deleteProperty"]) {',
+        '  Object.prototype[trap] = function () { calls.push(trap); throw new Error(trap) }',
+        '}',
+        'const proto = Object.getPrototypeOf(tools)',
+        'const out = ["nope" in tools, "echo" in proto, Object.keys(proto).length, Object.keys(tools).length, Object.getPrototypeOf(proto) === Object.prototype]',
+        'out.push((await tools.echo({ a: 1 })).a)',
+        'return [out, calls]',
+      ].join('\n')
+      expect(valueOf(await run(engine, code))).toEqual([[false, true, 5, 5, true, 1], []])
+    })
+
+    it('calls a tool read as a method, detached, or through call and apply', async () => {
+      const host = fakeHost()
+      const code = [
+        'const { echo } = tools',
+        'const out = [await tools.echo({ n: 1 }), await echo({ n: 2 }), await tools.echo.call(null, { n: 3 }), await Reflect.apply(tools.echo, undefined, [{ n: 4 }]), await tools["echo"]({ n: 5 })]',
+        'return out.map((r) => r.n)',
+      ].join('\n')
+      expect(valueOf(await run(engine, code, { host }))).toEqual([1, 2, 3, 4, 5])
+      expect(host.calls).toHaveLength(5)
+    })
+  })
 })
