@@ -42,7 +42,9 @@ import type { EngineFailure, SandboxLimitName } from './engine.ts'
  * The prelude stays correct when the program later replaces globals or pollutes prototypes
  * (`Object.prototype`, `Array.prototype`, `JSON`, `Promise.prototype.then`, `Symbol.iterator`): it
  * uses only captured references, indexed loops over arrays it owns (with a null prototype), no
- * iteration protocol and no spread of guest values.
+ * iteration protocol and no spread of guest values. It hands the native `JSON.stringify` strings
+ * only (QuickJS's, given an object, fills its work arrays with ordinary sets that an accessor on
+ * `Array.prototype` intercepts), and uses no RegExp (`test` looks up `exec`, which is replaceable).
  */
 
 /** Script name under which engines evaluate the prelude; frames from it never reach the model. */
@@ -251,12 +253,11 @@ var SymbolToString = Symbol.prototype.toString;
 var StringSlice = String.prototype.slice;
 var StringIndexOf = String.prototype.indexOf;
 var StringStartsWith = String.prototype.startsWith;
+var StringCharCodeAt = String.prototype.charCodeAt;
 var MAX_DEPTH = ${MAX_JSON_DEPTH};
 var MAX_TEXT = ${MAX_ERROR_TEXT_CHARS};
 var MAX_NAME = ${MAX_NAME_CHARS};
 var MAX_STACK = ${MAX_STACK_TEXT_CHARS};
-var IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-var RegExpTest = RegExp.prototype.test;
 
 function hasOwn(o, k) { return ReflectApply(ObjectProtoHasOwn, o, [k]); }
 // Guest text bound for the host (error messages, paths, names): never megabytes.
@@ -265,9 +266,20 @@ function clip(s, max) {
 }
 function list() { var a = []; ObjectSetPrototypeOf(a, null); return a; }
 function join(parts, n, sep) { parts.length = n; return ReflectApply(ArrayProtoJoin, parts, [sep]); }
+// No RegExp here or in stackText: RegExp.prototype.test looks up exec, which a program can replace.
+// Whether s matches /^[A-Za-z_$][A-Za-z0-9_$]*$/.
+function isIdentifier(s) {
+  var len = s.length;
+  if (len === 0) return false;
+  for (var i = 0; i < len; i++) {
+    var c = ReflectApply(StringCharCodeAt, s, [i]);
+    if (!((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36 || (i > 0 && c >= 48 && c <= 57))) return false;
+  }
+  return true;
+}
 function keyPath(path, key) {
   if (key.length > MAX_NAME) key = clip(key, MAX_NAME);
-  return ReflectApply(RegExpTest, IDENT, [key]) ? path + '.' + key : path + '[' + JSONstringify(key) + ']';
+  return isIdentifier(key) ? path + '.' + key : path + '[' + JSONstringify(key) + ']';
 }
 function tagOf(v) {
   try { return ReflectApply(ObjectProtoToString, v, []); } catch (e) { return '[object Object]'; }
@@ -336,7 +348,7 @@ function write(value, depth, n, parts, items, keys) {
   }
   if (proto !== ObjectProto && proto !== null) {
     var tag = tagOf(value);
-    throw new Reject(keys, depth, tag === '[object Object]' ? 'a class instance (only plain objects are JSON)' : 'a ' + tag.slice(8, -1) + ' (not JSON)');
+    throw new Reject(keys, depth, tag === '[object Object]' ? 'a class instance (only plain objects are JSON)' : 'a ' + ReflectApply(StringSlice, tag, [8, -1]) + ' (not JSON)');
   }
   var names = ObjectKeys(value);
   var klen = names.length;
@@ -408,7 +420,7 @@ function show(v, depth, seen) {
     var klen = keys.length > 100 ? 100 : keys.length;
     for (var k = 0; k < klen; k++) { parts[n] = JSONstringify(keys[k]) + ':' + show(v[keys[k]], depth + 1, seen); n = n + 1; }
     if (keys.length > klen) { parts[n] = '"...":"' + (keys.length - klen) + ' more"'; n = n + 1; }
-    out = (tag === '[object Object]' ? '' : tag.slice(8, -1) + ' ') + '{' + join(parts, n, ',') + '}';
+    out = (tag === '[object Object]' ? '' : ReflectApply(StringSlice, tag, [8, -1]) + ' ') + '{' + join(parts, n, ',') + '}';
   }
   seen.n = seen.n - 1;
   return out;
@@ -496,10 +508,10 @@ function init(toolsJson) {
 function finish(value, maxResultBytes) {
   var json = value === undefined ? 'null' : toJson(value);
   if (typeof json !== 'string') {
-    return '!' + JSONstringify({ message: 'the returned value is not JSON: ' + rejectText(json), path: clip(json.path, MAX_TEXT) });
+    return '!{"message":' + JSONstringify('the returned value is not JSON: ' + rejectText(json)) + ',"path":' + JSONstringify(clip(json.path, MAX_TEXT)) + '}';
   }
   if (json.length > maxResultBytes) {
-    return '!' + JSONstringify({ message: 'the returned value is ' + json.length + ' characters of JSON, more than the limit of ' + maxResultBytes, path: '$', limit: 'maxResultBytes' });
+    return '!{"message":' + JSONstringify('the returned value is ' + json.length + ' characters of JSON, more than the limit of ' + maxResultBytes) + ',"path":"$","limit":"maxResultBytes"}';
   }
   return json;
 }
@@ -510,7 +522,17 @@ function text(v, fallback) {
   return typeof s === 'string' ? s : fallback;
 }
 
-var FRAME_LINE = /^\s*at /;
+// Whether c is white space or a line terminator, as \s has it.
+function isSpace(c) {
+  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+// Whether line matches /^\s*at /.
+function isFrameLine(line) {
+  var i = 0, len = line.length;
+  while (i < len && isSpace(ReflectApply(StringCharCodeAt, line, [i]))) i = i + 1;
+  return ReflectApply(StringStartsWith, line, ['at ', i]);
+}
 // Only the frame lines of a stack, each at most a few hundred characters (a giant function name
 // keeps its head and the position at its end), at most MAX_STACK in all. V8 starts a stack with
 // "name: message"; that header is skipped whole, so lines of the message never pass for frames.
@@ -528,7 +550,7 @@ function stackText(s, name, message) {
     var line = end - pos > 2 * MAX_NAME
       ? ReflectApply(StringSlice, s, [pos, pos + MAX_NAME]) + '...' + ReflectApply(StringSlice, s, [end - MAX_NAME, end])
       : ReflectApply(StringSlice, s, [pos, end]);
-    if (ReflectApply(RegExpTest, FRAME_LINE, [line])) out = out + line + '\n';
+    if (isFrameLine(line)) out = out + line + '\n';
     pos = end + 1;
   }
   return out;
@@ -552,7 +574,7 @@ function describeError(reason) {
     // Clipped before it is quoted: a thrown 16 MB string must not be copied whole again.
     message = clip('Uncaught ' + show(typeof reason === 'string' ? clip(reason, MAX_TEXT) : reason, 1, seen2), MAX_TEXT);
   }
-  return JSONstringify({ name: name, message: message, stack: stack });
+  return '{"name":' + JSONstringify(name) + ',"message":' + JSONstringify(message) + ',"stack":' + JSONstringify(stack) + '}';
 }
 
 return ObjectFreeze({ init: init, finish: finish, describeError: describeError });

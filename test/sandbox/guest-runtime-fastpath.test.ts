@@ -78,6 +78,41 @@ describe.each(enginesUnderTest())('guest runtime fast paths on $name', (engineUn
       ].join('\n')
       expect(valueOf(await run(engine, code))).toEqual([argumentMessage('a BigInt', '$.a.b[1].c'), [argumentMessage('NaN', '$.x[0].y')]])
     })
+    it('does not call a replaced RegExp.prototype.exec or String.prototype.slice while naming a path', async () => {
+      const code = [
+        'const calls = []',
+        'const exec = RegExp.prototype.exec',
+        'RegExp.prototype.exec = function (s) { calls.push("exec"); return exec.call(this, s) }',
+        'String.prototype.slice = function () { calls.push("slice"); return "forged" }',
+        'const out = []',
+        'try { await tools.echo({ "a b": { c: [1, NaN] } }) } catch (e) { out.push(e.message) }',
+        'try { await tools.echo({ m: new Set() }) } catch (e) { out.push(e.message) }',
+        'return [out, calls]',
+      ].join('\n')
+      expect(valueOf(await run(engine, code))).toEqual([
+        [argumentMessage('NaN', '$["a b"].c[1]'), argumentMessage('a Set (not JSON)', '$.m')],
+        [],
+      ])
+    })
+
+    it('reports failures the same way when Array.prototype has index accessors or RegExp.prototype.exec is replaced', async () => {
+      const pollute = [
+        'Object.defineProperty(Array.prototype, "0", { set() { throw new Error("index setter ran") }, get() { throw new Error("index getter ran") }, configurable: true })',
+        'RegExp.prototype.exec = () => null',
+      ].join('\n')
+      const thrown = await run(engine, `${pollute}\nfunction f() { throw new RangeError("x") }\nf()`)
+      expect(thrown).toMatchObject({ ok: false, error: { kind: 'guest', name: 'RangeError', message: 'x', line: 3 } })
+      expect(thrown.ok ? '' : (thrown.error as { stack?: string }).stack).toContain('program:3:')
+      expect(resultFailure(await run(engine, `${pollute}\nreturn { "a b": [NaN] }`))).toEqual({
+        kind: 'result',
+        message: 'the returned value is not JSON: NaN at $["a b"][0]',
+        path: '$["a b"][0]',
+      })
+      expect(await run(engine, `${pollute}\nreturn "x".repeat(100)`, { limits: { maxResultBytes: 50 } })).toMatchObject({
+        ok: false,
+        error: { kind: 'limit', limit: 'maxResultBytes' },
+      })
+    })
   })
 
   describe('what crosses', () => {
