@@ -336,7 +336,12 @@ function write(value, depth, n, parts, items, keys) {
       // The in operator is HasProperty, as Reflect.has, without a call.
       if (!(i in value)) throw new Reject(keys, depth + 1, 'a hole in a sparse array');
       if (i > 0) { parts[n] = ','; n = n + 1; }
-      n = write(value[i], depth + 1, n, parts, items, keys);
+      // Strings and non-zero finite numbers are written in place: a call per leaf is a good part
+      // of the cost of a flat value. Everything else (and 0, which may be -0) goes through write.
+      var item = value[i];
+      if (typeof item === 'string') { parts[n] = JSONstringify(item); n = n + 1; }
+      else if (typeof item === 'number' && item - item === 0 && item !== 0) { parts[n] = '' + item; n = n + 1; }
+      else n = write(item, depth + 1, n, parts, items, keys);
     }
     parts[n] = ']'; return n + 1;
   }
@@ -363,7 +368,10 @@ function write(value, depth, n, parts, items, keys) {
     if (!first) { parts[n] = ','; n = n + 1; }
     first = false;
     parts[n] = quoteKey(key); n = n + 1;
-    n = write(v, depth + 1, n, parts, items, keys);
+    // As for array elements above.
+    if (typeof v === 'string') { parts[n] = JSONstringify(v); n = n + 1; }
+    else if (typeof v === 'number' && v - v === 0 && v !== 0) { parts[n] = '' + v; n = n + 1; }
+    else n = write(v, depth + 1, n, parts, items, keys);
   }
   parts[n] = '}'; return n + 1;
 }
