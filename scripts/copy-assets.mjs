@@ -1,6 +1,5 @@
-// The QuickJS worker entry (and the module it imports) is plain JavaScript loaded by URL at run
-// time: tsc does not emit it.
+// The QuickJS worker entry is plain JavaScript loaded by URL at run time: tsc does not emit it.
 import { copyFileSync, mkdirSync } from 'node:fs'
 
 mkdirSync('dist/sandbox/quickjs', { recursive: true })
-for (const file of ['worker.js', 'ring-writer.js']) copyFileSync(`sandbox/quickjs/${file}`, `dist/sandbox/quickjs/${file}`)
+copyFileSync('sandbox/quickjs/worker.js', 'dist/sandbox/quickjs/worker.js')
