@@ -69,6 +69,27 @@ describe('identity and arguments', () => {
     expect(Object.isFrozen(seen)).toBe(true)
   })
 
+  it('hands the body the fields of its execution in the same order, then its two callbacks, all frozen', async () => {
+    const ctx = createContext()
+    const agent = ctx.agent('a')
+    const seen: ToolRunContext[] = []
+    const observed: ToolExecution[] = []
+    ctx.tools.register(rawTool('t', { execute: async (_args, exec) => (seen.push(exec), null) }))
+    ctx.on('tools/result', (exec) => void observed.push(exec))
+    await agent.ctx.tools.execute(call('t', { q: 1 }, { callId: 'with-agent' }))
+    await ctx.tools.execute(call('t', { q: 2 }, { callId: 'no-agent', rootCallId: 'root' }))
+    expect(Object.keys(observed[0] as object)).toEqual(['callId', 'rootCallId', 'name', 'arguments', 'agent', 'signal', 'token'])
+    expect(Object.keys(observed[1] as object)).toEqual(['callId', 'rootCallId', 'name', 'arguments', 'signal', 'token'])
+    expect(observed[1]).toMatchObject({ callId: 'no-agent', rootCallId: 'root', name: 't', arguments: { q: 2 } })
+    for (const [index, exec] of observed.entries()) {
+      const context = seen[index] as ToolRunContext
+      expect(Object.keys(context)).toEqual([...Object.keys(exec), 'deferContext', 'concludeTurn'])
+      for (const key of Object.keys(exec)) expect(context[key as keyof ToolExecution]).toBe(exec[key as keyof ToolExecution])
+      expect(Object.isFrozen(exec)).toBe(true)
+      expect(Object.isFrozen(context)).toBe(true)
+    }
+  })
+
   it('rejects an input without a signal as a harness bug', async () => {
     const ctx = createContext()
     ctx.tools.register(rawTool('t'))
