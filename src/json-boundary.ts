@@ -573,7 +573,7 @@ function unsafeNumber(token: string): string {
  */
 export function stringifyJson(value: JsonValue): string {
   const checked = isFrozenJson(value) ? value : snapshotJson(value)
-  if (typeof checked !== 'object' || checked === null) return JSON.stringify(checked)
+  if (typeof checked !== 'object' || checked === null) return typeof checked === 'string' ? JSON.stringify(checked) : String(checked)
   // Work items: a value to write, or a literal string (separators and closers).
   const work: (JsonValue | Literal)[] = [checked]
   let out = ''
