@@ -29,8 +29,9 @@ export class RunBridge implements GuestHost {
   readonly #signal: AbortSignal
   /** Sub-calls started and not yet settled and logged. */
   #inFlight = 0
-  /** Resolves the wait of `drain()` when `#inFlight` drops to 0. */
-  #wakeDrain: (() => void) | undefined
+  /** Settles when `#inFlight` next drops to 0; made only while `drain()` waits. */
+  #idle: Promise<void> | undefined
+  #wakeIdle: (() => void) | undefined
   /** Deferred contexts of each sub-call, by call number, so they are ferried in call order. */
   readonly #contexts: UserMessage[][] = []
   readonly #logFailures: unknown[] = []
@@ -87,10 +88,11 @@ export class RunBridge implements GuestHost {
    */
   async drain(): Promise<void> {
     this.#abort.abort(new Error('the program finished'))
-    if (this.#inFlight > 0) {
-      await new Promise<void>((resolve) => {
-        this.#wakeDrain = resolve
+    while (this.#inFlight > 0) {
+      this.#idle ??= new Promise<void>((resolve) => {
+        this.#wakeIdle = resolve
       })
+      await this.#idle
     }
     for (const contexts of this.#contexts) for (const context of contexts ?? []) this.#exec.deferContext(context)
   }
@@ -107,9 +109,10 @@ export class RunBridge implements GuestHost {
         code: ToolErrorCode.TOOL_FAILED,
       }
     } finally {
-      if (--this.#inFlight === 0 && this.#wakeDrain !== undefined) {
-        const wake = this.#wakeDrain
-        this.#wakeDrain = undefined
+      if (--this.#inFlight === 0 && this.#wakeIdle !== undefined) {
+        const wake = this.#wakeIdle
+        this.#idle = undefined
+        this.#wakeIdle = undefined
         wake()
       }
     }
