@@ -1,5 +1,8 @@
-// The QuickJS worker entry is plain JavaScript loaded by URL at run time: tsc does not emit it.
+// The QuickJS worker entry and the modules it imports are plain JavaScript loaded by URL at run
+// time: tsc does not emit them (nor the declarations written by hand beside one of them).
 import { copyFileSync, mkdirSync } from 'node:fs'
 
 mkdirSync('dist/sandbox/quickjs', { recursive: true })
-copyFileSync('sandbox/quickjs/worker.js', 'dist/sandbox/quickjs/worker.js')
+for (const file of ['quickjs/worker.js', 'quickjs/ring-writer.js', 'spin-backoff.js', 'spin-backoff.d.ts']) {
+  copyFileSync(`sandbox/${file}`, `dist/sandbox/${file}`)
+}

@@ -1,6 +1,8 @@
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { SandboxLimitName } from '../engine.ts'
+import type { AwakePoller, KeepAwake } from '../keep-awake.ts'
+import { MAIN_AWAKE, MessageRing, REPLIES, createRingBuffer } from './message-ring.ts'
 
 /**
  * A small pool of warm QuickJS worker threads, one program at a time per worker.
@@ -18,6 +20,8 @@ export interface WorkerBootData {
   readonly programFilename: string
   /** Guest heap size the warm module is built for; a run with another size rebuilds it. */
   readonly memoryLimitBytes: number
+  /** How long the worker spins for a sub-call's answer before it sleeps (see worker.js). */
+  readonly spinMicros: number
 }
 
 /** The messages a worker sends while it runs a program. */
@@ -64,21 +68,31 @@ type SlotState = 'starting' | 'idle' | 'busy' | 'dead'
 /** The limits a worker stops a run for itself, in the order worker.js publishes them. */
 const KILL_LIMITS: readonly SandboxLimitName[] = ['cpuTimeMs', 'wallTimeMs', 'maxSubCalls', 'maxSubCallsInFlight', 'maxLogBytes']
 
-class Slot implements LeasedWorker {
+class Slot implements LeasedWorker, AwakePoller {
   state: SlotState = 'starting'
   handler: WorkerRunHandler | undefined
   /** True once the thread has been ready at least once (a crash before that is a startup failure). */
   everReady = false
+  /** Stops the main thread's keep-awake polling of this worker; set while it is busy. */
+  unpoll: (() => void) | undefined
+  /** Messages read from the ring, not yet handled. */
+  readonly #inbox: unknown[] = []
+  #deliveryScheduled = false
 
   /**
    * @param replies Our end of the channel sub-call answers travel on; the worker reads its end with
    *   `receiveMessageOnPort` while it blocks, never through its event loop.
-   * @param wake Bumped and notified after each answer, to wake the worker from `Atomics.wait`.
+   * @param ring Every message the worker sends; `ring.words[REPLIES]` is bumped and notified after
+   *   each answer, to wake the worker from `Atomics.wait`.
+   * @param bell Our end of the port the worker rings when it wrote to the ring unwatched.
+   * @param onMessage Handles one worker message.
    */
   constructor(
     readonly worker: Worker,
     readonly replies: MessagePort,
-    readonly wake: Int32Array,
+    readonly ring: MessageRing,
+    readonly bell: MessagePort,
+    readonly onMessage: (message: unknown) => void,
     /**
      * `[start of the running guest slice (ms since the epoch) or -1, CPU ms of the run's ended
      * slices, 1 + index in KILL_LIMITS of a limit the worker already stopped the run for, or 0]`.
@@ -109,12 +123,52 @@ class Slot implements LeasedWorker {
   reply(run: number, answers: (number | string)[]): void {
     // Post first, then bump: the worker reads the word before draining the port (worker.js).
     this.replies.postMessage([run, answers])
-    Atomics.add(this.wake, 0, 1)
-    Atomics.notify(this.wake, 0)
+    Atomics.add(this.ring.words, REPLIES, 1)
+    Atomics.notify(this.ring.words, REPLIES)
   }
 
   attach(handler: WorkerRunHandler): void {
     this.handler = handler
+  }
+
+  /**
+   * Read whatever the worker has written and handle it. One message is handled at once and each
+   * further one in a turn of its own, as if each had been a message event: the promise reactions
+   * of one (sub-calls getting under way) run before the next (say, the run's end) is handled.
+   */
+  drain(): void {
+    this.ring.drain(this.#receive)
+    if (!this.#deliveryScheduled) this.#deliver()
+  }
+
+  readonly #receive = (message: unknown): void => {
+    this.#inbox.push(message)
+  }
+
+  readonly #deliver = (): void => {
+    this.#deliveryScheduled = false
+    const message = this.#inbox.shift()
+    if (message === undefined) return
+    if (this.#inbox.length > 0) {
+      this.#deliveryScheduled = true
+      setImmediate(this.#deliver)
+    }
+    this.onMessage(message)
+  }
+
+  awake(on: boolean): void {
+    Atomics.store(this.ring.words, MAIN_AWAKE, on ? 1 : 0)
+  }
+
+  poll(): void {
+    if (this.ring.hasData()) this.drain()
+  }
+
+  close(): void {
+    this.unpoll?.()
+    this.unpoll = undefined
+    this.replies.close()
+    this.bell.close()
   }
 }
 
@@ -134,14 +188,20 @@ export class WorkerPool {
   readonly #boot: WorkerBootData
   readonly #maxQueued: number
   readonly #slots = new Set<Slot>()
+  readonly #keepAwake: KeepAwake
   readonly #waiters: Waiter[] = []
   #startupFailures = 0
   #disposed = false
 
   readonly #workerUrl: URL
 
-  constructor(options: { size: number; boot: WorkerBootData; maxQueued: number; workerUrl?: URL }) {
+  /**
+   * @param options.keepAwake Polls busy workers' rings while the main thread stays awake after an
+   *   answer (the engine tells it when it answers).
+   */
+  constructor(options: { size: number; boot: WorkerBootData; maxQueued: number; keepAwake: KeepAwake; workerUrl?: URL }) {
     this.#workerUrl = options.workerUrl ?? new URL('./worker.js', import.meta.url)
+    this.#keepAwake = options.keepAwake
     this.#size = options.size
     this.#boot = options.boot
     this.#maxQueued = options.maxQueued
@@ -183,6 +243,8 @@ export class WorkerPool {
   release(worker: LeasedWorker): void {
     const slot = worker as Slot
     slot.handler = undefined
+    slot.unpoll?.()
+    slot.unpoll = undefined
   }
 
   /** The run gave up on this worker (abort, watchdog): kill the thread now and start a fresh one. */
@@ -212,31 +274,35 @@ export class WorkerPool {
   }
 
   #spawn(): void {
-    const wake = new Int32Array(new SharedArrayBuffer(4))
+    const ring = createRingBuffer()
     const clock = new Float64Array(new SharedArrayBuffer(24))
     clock[0] = -1
-    const { port1, port2 } = new MessageChannel()
+    const replies = new MessageChannel()
+    const bell = new MessageChannel()
     const worker = new Worker(this.#workerUrl, {
-      workerData: { ...this.#boot, wake: wake.buffer, clock: clock.buffer, replies: port2 },
-      transferList: [port2],
+      workerData: { ...this.#boot, ring, clock: clock.buffer, replies: replies.port2, bell: bell.port2 },
+      transferList: [replies.port2, bell.port2],
       // The worker is plain JavaScript: no loaders or test-runner flags of the parent.
       execArgv: [],
     })
-    // Nothing listens on our end; it must never keep the process alive.
-    port1.unref()
-    const slot = new Slot(worker, port1, wake, clock)
-    this.#slots.add(slot)
-    worker.on('message', (message: { t: string }) => {
+    const onMessage = (raw: unknown): void => {
+      const message = raw as { t: string }
       if (message.t === 'ready') {
         if (slot.state === 'dead') return
         slot.state = 'idle'
         slot.everReady = true
         this.#startupFailures = 0
         this.#dispatch()
-      } else if (slot.handler !== undefined) {
+      } else if (slot.handler !== undefined && message.t !== 'fatal') {
         slot.handler.message(message as WorkerRunMessage)
       }
-    })
+    }
+    const slot = new Slot(worker, replies.port1, new MessageRing(ring), bell.port1, onMessage, clock)
+    this.#slots.add(slot)
+    // Neither port may keep the process alive: the worker's own ref does that while it is busy.
+    bell.port1.on('message', () => slot.drain())
+    bell.port1.unref()
+    replies.port1.unref()
     worker.on('error', () => {
       // 'exit' follows; an uncaught worker error is handled there.
     })
@@ -247,7 +313,7 @@ export class WorkerPool {
       slot.handler = undefined
       slot.state = 'dead'
       this.#slots.delete(slot)
-      slot.replies.close()
+      slot.close()
       handler?.lost('crashed')
       if (this.#disposed) return
       if (diedAtStartup) {
@@ -267,7 +333,7 @@ export class WorkerPool {
   #kill(slot: Slot): Promise<number> {
     slot.state = 'dead'
     this.#slots.delete(slot)
-    slot.replies.close()
+    slot.close()
     return slot.worker.terminate()
   }
 
@@ -283,6 +349,7 @@ export class WorkerPool {
       const waiter = this.#waiters.shift() as Waiter
       waiter.signal.removeEventListener('abort', waiter.onAbort)
       slot.state = 'busy'
+      slot.unpoll = this.#keepAwake.register(slot)
       waiter.resolve(slot)
     }
     this.#updateRefs()

@@ -2,13 +2,15 @@
 // TypeScript worker without a loader. The main thread (quickjs-engine.ts) owns every decision about
 // results; this file only runs one program at a time in a fresh QuickJS runtime and reports.
 //
-// Protocol (all messages are small):
+// Protocol:
 //   main → worker  { t: 'run', run, code, toolsJson, names, limits }   on parentPort
 //                  [run, [call, envelope, call, envelope, ...]]
 //                                                       answers of sub-calls, on the `replies`
 //                                                       port of workerData; the main thread then
-//                                                       bumps `wake[0]` and notifies it
-//   worker → main  { t: 'ready' }                       idle, with a prepared context
+//                                                       bumps `ring[REPLIES]` and notifies it
+//   worker → main, as frames in the shared message ring (see message-ring.ts), with an empty
+//   message on the `bell` port when the main thread is not polling the ring:
+//                  { t: 'ready' }                       idle, with a prepared context
 //                  { t: 'calls', run, calls: [[call, name, argsJson], ...] }
 //                                                       sub-calls started in one guest slice,
 //                                                       in program order
@@ -18,39 +20,55 @@
 // `reset: true` means the worker throws its WASM module away and loads a fresh one before its
 // next run (after any limit breach or fault); it posts 'ready' again when that is done.
 //
-// Three things keep the per-run and per-call costs low:
+// Four things keep the per-run and per-call costs low:
 //  - Evaluating the prelude costs about 1 ms (QuickJS compiles ~12 KB of source), several times
 //    everything else a short run does. So after each run (and at start) the worker prepares the
 //    NEXT fresh runtime+context with the prelude already evaluated and only then says 'ready'; a
 //    run starts on it with `init(toolsJson)` and its program. A prepared context is used by one
 //    program at most and disposed after it, exactly like one created on demand.
 //  - While a run waits for sub-call answers, the worker does not go back to its event loop: it
-//    blocks in `Atomics.wait` on `wake` (never past the run's wall deadline) and takes every
-//    answer that has arrived with `receiveMessageOnPort`, then runs the guest once for all of
-//    them. That skips the event loop and message-event dispatch on every answer. The main thread
-//    still ends a run by terminating the worker (which interrupts the wait) on abort or when its
-//    own watchdog fires.
-//  - Sub-calls do not cross into the host one by one: the guest queues them and the worker takes
-//    the whole queue after each guest slice (see CALL_QUEUE), so a call costs no host-function
-//    crossing and no promise capability of the bindings, each several microseconds.
-//
-// Not done, on purpose: spinning (on either thread) instead of sleeping while the other side
-// works. Measured on the 2-core development VM, whose scheduler packs busy threads onto one core,
-// a spinning thread only delays the one it waits for: a sequential sub-call got slower, not faster.
+//    blocks in `Atomics.wait` on `ring[REPLIES]` (never past the run's wall deadline) and takes
+//    every answer that has arrived with `receiveMessageOnPort`, then runs the guest once for all
+//    of them. That skips the event loop and message-event dispatch on every answer. The main
+//    thread still ends a run by terminating the worker (which interrupts the wait) on abort or
+//    when its own watchdog fires.
+//  - Waking a sleeping thread costs 40-100 us on the small VMs this runs on, more than a whole
+//    sub-call should. So before it sleeps, the worker spins for a short while (`spinMicros`) on
+//    `ring[REPLIES]`: a fast tool's answer is usually there within tens of microseconds. Spinning
+//    backs off (spin-backoff.js) when answers keep taking longer, so a program calling slow tools
+//    costs no CPU beyond a few short spins. The main thread stays awake for the worker's next
+//    message in the same way, without blocking its event loop (sandbox/keep-awake.ts).
+//  - Messages to the main thread go through shared memory, not `postMessage`, whose wake-up of an
+//    idle event loop costs a system call of about 10 us per message on those VMs (message-ring.ts).
 
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
+import { SpinBackoff } from '../spin-backoff.js'
+import { REPLIES, createRingWriter } from './ring-writer.js'
 
-const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemoryLimit, wake, clock, replies } = workerData
-/** Bumped by the main thread after every answer it posts on `replies`. */
-const wakeWord = new Int32Array(wake)
+const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemoryLimit, ring, clock, replies, bell, spinMicros } =
+  workerData
 
-/** One message to the main thread. */
-function send(message) {
-  parentPort.postMessage(message)
+const ringWriter = createRingWriter(ring, () => bell.postMessage(0))
+const ringWords = ringWriter.words
+/** Send one message to the main thread (see ring-writer.js). */
+const send = ringWriter.send
+
+/** Spin until `ring[REPLIES]` moves off `seen` or the budget is spent; true if it moved. */
+function spinForReply(seen) {
+  if (spinMicros <= 0 || !replyBackoff.shouldSpin()) return false
+  const until = performance.now() + spinMicros / 1000
+  do {
+    if (Atomics.load(ringWords, REPLIES) !== seen) {
+      replyBackoff.hit()
+      return true
+    }
+  } while (performance.now() < until)
+  replyBackoff.miss()
+  return false
 }
-
+const replyBackoff = new SpinBackoff()
 /**
  * Published for the main thread's CPU check: [start of the running guest slice in ms since the
  * epoch, or -1; CPU ms of the run's ended slices; 1 + index in KILL_LIMITS of the limit this worker
@@ -295,20 +313,22 @@ function begin(run, message) {
 }
 
 /**
- * The guest is waiting (on sub-calls, or on nothing at all): block until the main thread posts
- * an answer or the wall deadline passes, then settle whatever arrived. The main thread bumps
- * `wakeWord` AFTER posting, and `seen` is read BEFORE the port is drained, so an answer that
- * lands between the drain and the wait makes the wait return at once instead of being missed.
+ * The guest is waiting (on sub-calls, or on nothing at all): spin briefly, then block, until the
+ * main thread posts an answer or the wall deadline passes; then settle whatever arrived. The main
+ * thread bumps `ring[REPLIES]` AFTER posting, and `seen` is read BEFORE the port is drained, so
+ * an answer that lands between the drain and the wait ends the wait at once instead of being missed.
  */
 function awaitReplies(run) {
-  const seen = Atomics.load(wakeWord, 0)
+  const seen = Atomics.load(ringWords, REPLIES)
   if (takeReplies(run) || run.done) return
   const remaining = run.deadline - performance.now()
   if (remaining <= 0) {
     if (run.kill === undefined) decideKill(run, 'wallTimeMs')
     return finishRun(run, { kind: 'limit', limit: run.kill }, true)
   }
-  Atomics.wait(wakeWord, 0, seen, remaining)
+  // A program waiting on nothing (a timer-free `await new Promise(() => {})`) just sleeps.
+  if (run.pending.size > 0 && spinForReply(seen)) return
+  Atomics.wait(ringWords, REPLIES, seen, remaining)
 }
 
 /** Resolve every answer that has arrived for this run, then run the guest once for all of them. */

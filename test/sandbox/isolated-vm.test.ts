@@ -128,6 +128,17 @@ if (unavailable !== undefined && inCI()) {
 
     const runIn = (code: string, options: RunOptions = {}) => runContract(engine, code, options)
 
+    it('gives the same results with the main thread never staying awake (spinMicros 0)', async () => {
+      const quiet = await createIsolatedVmEngine({ limits: CONTRACT_LIMITS, spinMicros: 0 })
+      try {
+        const code = 'const out = []\nfor (let i = 0; i < 30; i++) out.push(await tools.echo({ i }))\nreturn out.length'
+        expect(valueOf(await runContract(quiet, code))).toBe(30)
+      } finally {
+        await quiet.dispose()
+      }
+      await expect(createIsolatedVmEngine({ spinMicros: -5 })).rejects.toThrow(/spinMicros must be a number of microseconds/)
+    })
+
     it('never hands a Reference to a program that replaces the functions the bridge calls through', async () => {
       const host = fakeHost()
       const code = String.raw`

@@ -17,6 +17,20 @@ function runOn(engine: SandboxEngine, code: string, overrides: Partial<typeof CO
 }
 
 describe('quickjs engine', () => {
+  it.each([0, 50, 10_000])('gives the same results with spinMicros %d (0: both sides sleep at once)', async (spinMicros) => {
+    await using engine = createQuickJSEngine({ workers: 1, spinMicros })
+    const code =
+      'const out = []\nfor (let i = 0; i < 30; i++) out.push(await tools.echo({ i }))\n' +
+      'console.log("mid")\nout.push(...(await Promise.all([1, 2, 3].map((n) => tools.echo({ n })))))\nreturn out.length'
+    expect(await runOn(engine, code)).toEqual({ ok: true, resultJson: '33' })
+  })
+
+  it('refuses a spinMicros that is not a number of microseconds from 0 to 10000', () => {
+    for (const spinMicros of [-1, 10_001, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => createQuickJSEngine({ spinMicros })).toThrow(/spinMicros must be a number of microseconds from 0 to 10000/)
+    }
+  })
+
   it('keeps the host event loop ticking while a guest spins', async () => {
     await using engine = createQuickJSEngine({ workers: 1 })
     let ticks = 0

@@ -1,0 +1,93 @@
+/**
+ * Keeps the host's event loop from going to sleep for a short while after a sub-call is answered.
+ *
+ * A sequential `await tools.x()` loop is a ping-pong between the host's main thread and the
+ * engine's thread. When the main thread has nothing to do it sleeps in its event loop's poll, and
+ * waking a sleeping thread is slow on small virtual machines: 40-100 us on the 2-core VMs this
+ * library is measured on, more than the whole rest of a sub-call. The guest's next call usually
+ * comes within tens of microseconds of an answer, so for a moment after each answer the main
+ * thread stays awake: a chain of `setImmediate` turns, each of which asks the registered pollers
+ * whether the engine has posted something (a poll costs about 1 us). It never blocks: timers and
+ * I/O run in every turn as usual; it only spends CPU instead of sleeping.
+ *
+ * Staying awake pays off only if the guest calls back quickly. Windows that end with no
+ * {@link KeepAwake.activity} make later answers skip opening one ({@link SpinBackoff}), so a
+ * program calling slow tools, or thinking between calls, costs a few idle windows rather than one
+ * per call, and so does a busy machine where staying awake only delays the other thread.
+ */
+import { SpinBackoff } from './spin-backoff.js'
+
+export interface AwakePoller {
+  /** Told when the main thread starts (`true`) and stops (`false`) polling for it. */
+  awake(on: boolean): void
+  /** Look for work from the engine (cheap when there is none). */
+  poll(): void
+}
+
+/** Default of the engines' `spinMicros` option: the window after each answer, in microseconds. */
+export const DEFAULT_SPIN_MICROS = 200
+
+/** An engine's `spinMicros` option, checked; `undefined` gives {@link DEFAULT_SPIN_MICROS}. */
+export function spinMicrosOption(value: number | undefined): number {
+  const micros = value ?? DEFAULT_SPIN_MICROS
+  if (typeof micros !== 'number' || !Number.isFinite(micros) || micros < 0 || micros > 10_000) {
+    throw new RangeError(`spinMicros must be a number of microseconds from 0 to 10000, got ${String(micros)}`)
+  }
+  return micros
+}
+
+export class KeepAwake {
+  readonly #windowMs: number
+  readonly #pollers = new Set<AwakePoller>()
+  #until = 0
+  #running = false
+  #active = false
+  readonly #backoff = new SpinBackoff()
+
+  /** @param windowMicros how long to stay awake after each answer; 0 turns the whole thing off. */
+  constructor(windowMicros: number) {
+    this.#windowMs = windowMicros / 1000
+  }
+
+  /** Poll `poller` on every turn while awake; returns the function that stops that. */
+  register(poller: AwakePoller): () => void {
+    this.#pollers.add(poller)
+    if (this.#running) poller.awake(true)
+    return () => {
+      if (!this.#pollers.delete(poller)) return
+      if (this.#running) poller.awake(false)
+    }
+  }
+
+  /** The engine heard from the guest (a call, a message): staying awake was worth it. */
+  activity(): void {
+    this.#active = true
+  }
+
+  /** An answer just went to the guest: stay awake for the window (unless backing off). */
+  answered(): void {
+    if (this.#windowMs <= 0) return
+    if (!this.#running && !this.#backoff.shouldSpin()) return
+    this.#until = performance.now() + this.#windowMs
+    this.#active = false
+    if (this.#running) return
+    this.#running = true
+    for (const poller of this.#pollers) poller.awake(true)
+    setImmediate(this.#turn)
+  }
+
+  readonly #turn = (): void => {
+    for (const poller of this.#pollers) poller.poll()
+    if (performance.now() < this.#until) {
+      setImmediate(this.#turn)
+      return
+    }
+    this.#running = false
+    // Stop announcing first, then look once more: a poller whose engine posted just before it saw
+    // the announcement withdrawn is read here; one that posted after it rings its own bell.
+    for (const poller of this.#pollers) poller.awake(false)
+    for (const poller of this.#pollers) poller.poll()
+    if (this.#active) this.#backoff.hit()
+    else this.#backoff.miss()
+  }
+}
