@@ -8,9 +8,10 @@ import type { EngineFailure, SandboxLimitName } from './engine.ts'
  * ## Contract between an engine and the prelude
  *
  * 1. In a fresh context the engine installs two raw globals:
- *    - `__codemode_call(name, argsJson)` → a Promise that always FULFILS with envelope text,
- *      `{"ok":true,"value":<json>}` or `{"ok":false,"message":"…","code":"…"}` (see {@link successEnvelope},
- *      {@link failureEnvelope}). The engine must check `name` is one of the run's tool names and
+ *    - `__codemode_call(name, argsJson)` → a Promise that never rejects: it fulfils with envelope
+ *      text, `{"ok":true,"value":<json>}` or `{"ok":false,"message":"…","code":"…"}` (see {@link successEnvelope},
+ *      {@link failureEnvelope}), or, once the engine is stopping the run (a count limit broken),
+ *      may never settle at all. The engine must check `name` is one of the run's tool names and
  *      `argsJson` is a string; the prelude guarantees it is JSON text, but the engine is the boundary.
  *    - `__codemode_log(level, text)` → nothing; `level` is a {@link LogLevel}, `text` a string.
  * 2. The engine evaluates {@link guestRuntimeSource} as a script named {@link RUNTIME_FILENAME}. It

@@ -77,17 +77,26 @@ export class KeepAwake {
   }
 
   readonly #turn = (): void => {
-    for (const poller of this.#pollers) poller.poll()
-    if (performance.now() < this.#until) {
-      setImmediate(this.#turn)
-      return
+    try {
+      for (const poller of this.#pollers) poller.poll()
+    } finally {
+      // Whatever a poller's handler did, the window either goes on or closes properly: a window
+      // left half open would keep every engine believing the main thread polls it.
+      if (performance.now() < this.#until) setImmediate(this.#turn)
+      else this.#close()
     }
+  }
+
+  #close(): void {
     this.#running = false
     // Stop announcing first, then look once more: a poller whose engine posted just before it saw
     // the announcement withdrawn is read here; one that posted after it rings its own bell.
     for (const poller of this.#pollers) poller.awake(false)
-    for (const poller of this.#pollers) poller.poll()
-    if (this.#active) this.#backoff.hit()
-    else this.#backoff.miss()
+    try {
+      for (const poller of this.#pollers) poller.poll()
+    } finally {
+      if (this.#active) this.#backoff.hit()
+      else this.#backoff.miss()
+    }
   }
 }

@@ -66,7 +66,14 @@ export interface LeasedWorker {
 type SlotState = 'starting' | 'idle' | 'busy' | 'dead'
 
 /** The limits a worker stops a run for itself, in the order worker.js publishes them. */
-const KILL_LIMITS: readonly SandboxLimitName[] = ['cpuTimeMs', 'wallTimeMs', 'maxSubCalls', 'maxSubCallsInFlight', 'maxLogBytes']
+const KILL_LIMITS: readonly SandboxLimitName[] = [
+  'cpuTimeMs',
+  'wallTimeMs',
+  'maxSubCalls',
+  'maxSubCallsInFlight',
+  'maxLogBytes',
+  'memoryLimitBytes',
+]
 
 class Slot implements LeasedWorker, AwakePoller {
   state: SlotState = 'starting'

@@ -20,7 +20,7 @@
 // `reset: true` means the worker throws its WASM module away and loads a fresh one before its
 // next run (after any limit breach or fault); it posts 'ready' again when that is done.
 //
-// Four things keep the per-run and per-call costs low:
+// Five things keep the per-run and per-call costs low:
 //  - Evaluating the prelude costs about 1 ms (QuickJS compiles ~12 KB of source), several times
 //    everything else a short run does. So after each run (and at start) the worker prepares the
 //    NEXT fresh runtime+context with the prelude already evaluated and only then says 'ready'; a
@@ -40,6 +40,9 @@
 //    message in the same way, without blocking its event loop (sandbox/keep-awake.ts).
 //  - Messages to the main thread go through shared memory, not `postMessage`, whose wake-up of an
 //    idle event loop costs a system call of about 10 us per message on those VMs (message-ring.ts).
+//  - Sub-calls do not cross into the host one by one: the guest queues them and the worker takes
+//    the whole queue after each guest slice (see CALL_QUEUE), so a call costs no host-function
+//    crossing and no promise capability of the bindings, each several microseconds.
 
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
@@ -52,8 +55,13 @@ const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemo
 
 const ringWriter = createRingWriter(ring, () => bell.postMessage(0))
 const ringWords = ringWriter.words
-/** Send one message to the main thread (see ring-writer.js). */
-const send = ringWriter.send
+/**
+ * Send one message to the main thread (see ring-writer.js). Only sub-calls and console lines,
+ * sent while the main thread polls, may skip the bell.
+ */
+function send(message) {
+  ringWriter.send(message, { ring: message.t !== 'calls' && message.t !== 'log' })
+}
 
 /** Spin until `ring[REPLIES]` moves off `seen` or the budget is spent; true if it moved. */
 function spinForReply(seen) {
@@ -77,7 +85,7 @@ const replyBackoff = new SpinBackoff()
  * only every few thousand operations, so the in-worker checks alone cannot be relied on.
  */
 const cpuClock = new Float64Array(clock)
-const KILL_LIMITS = ['cpuTimeMs', 'wallTimeMs', 'maxSubCalls', 'maxSubCallsInFlight', 'maxLogBytes']
+const KILL_LIMITS = ['cpuTimeMs', 'wallTimeMs', 'maxSubCalls', 'maxSubCallsInFlight', 'maxLogBytes', 'memoryLimitBytes']
 
 /** Stop the run at the next interrupt check for `limit`, and tell the main thread why. */
 function decideKill(run, limit) {
@@ -386,7 +394,13 @@ function flushCalls(run) {
   if (run.done) return
   const { context } = run
   const taken = context.callFunction(run.queue.take, context.undefined)
-  if (taken.error !== undefined) return failWith(run, taken.error)
+  if (taken.error !== undefined) {
+    // `take` runs no program code: it fails only on an exhausted heap. Not failWith: this may run
+    // inside a guest slice (from hostLog), and describing the error would start a nested one.
+    taken.error.dispose()
+    decideKill(run, 'memoryLimitBytes')
+    return
+  }
   const text = context.getString(taken.value)
   taken.value.dispose()
   if (text === '') return

@@ -16,7 +16,7 @@ import {
 import * as writerModule from '../../sandbox/quickjs/ring-writer.js'
 
 interface RingWriter {
-  send(message: unknown): void
+  send(message: unknown, options?: { ring?: boolean }): void
 }
 const createRingWriter = writerModule.createRingWriter as (ring: SharedArrayBuffer, bell: () => void, waitMs?: number) => RingWriter
 
@@ -71,10 +71,13 @@ describe('message ring', () => {
     Atomics.store(ring.words, MAIN_AWAKE, 1)
     writer.send({ a: 1 })
     writer.send({ a: 2 })
-    Atomics.store(ring.words, MAIN_AWAKE, 0)
-    writer.send({ a: 3 })
+    // A message after which the main thread may stop polling always rings.
+    writer.send({ a: 3 }, { ring: true })
     expect(bells).toBe(1)
-    expect(drainAll(ring)).toEqual([{ a: 1 }, { a: 2 }, { a: 3 }])
+    Atomics.store(ring.words, MAIN_AWAKE, 0)
+    writer.send({ a: 4 })
+    expect(bells).toBe(2)
+    expect(drainAll(ring)).toEqual([{ a: 1 }, { a: 2 }, { a: 3 }, { a: 4 }])
   })
 
   it('hands over a message many times larger than the ring, from another thread, in pieces', async () => {

@@ -25,6 +25,35 @@ describe('quickjs engine', () => {
     expect(await runOn(engine, code)).toEqual({ ok: true, resultJson: '33' })
   })
 
+  it("never loses a worker's 'ready' when the keep-awake window closes around the end of a run", async () => {
+    // A slow host (sync work after an answer, a slow log sink) and a long window: the worker's
+    // 'done' and 'ready' land while the main thread is busy and about to stop polling its ring.
+    await using engine = createQuickJSEngine({ workers: 1, spinMicros: 10_000 })
+    const busy = (ms: number): void => {
+      const end = performance.now() + ms
+      while (performance.now() < end);
+    }
+    const host: GuestHost = {
+      call: () => {
+        const answer = Promise.resolve<HostCallOutcome>({ ok: true, valueJson: '1' })
+        void answer.then(() => {}).then(() => busy(2))
+        return answer
+      },
+      log: () => busy(3),
+    }
+    const request = (code: string) => ({
+      code,
+      tools: [{ binding: 'x', name: 'x' }],
+      limits: resolveLimits(CONTRACT_LIMITS),
+      host,
+      signal: new AbortController().signal,
+    })
+    for (let i = 0; i < 20; i++) {
+      expect(await engine.run(request(`await tools.x(); console.log('hi'); return ${i}`))).toEqual({ ok: true, resultJson: String(i) })
+      expect(await engine.run(request("return 'next'"))).toEqual({ ok: true, resultJson: '"next"' })
+    }
+  }, 30_000)
+
   it('refuses a spinMicros that is not a number of microseconds from 0 to 10000', () => {
     for (const spinMicros of [-1, 10_001, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(() => createQuickJSEngine({ spinMicros })).toThrow(/spinMicros must be a number of microseconds from 0 to 10000/)
