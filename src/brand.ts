@@ -14,8 +14,8 @@
 export interface Brand {
   /** Brand `target`, which must still be extensible (mark it before freezing it). */
   mark(target: object): void
-  /** True when `value` was marked by this brand. O(1), runs no user code. */
-  has(value: object): boolean
+  /** True when `value` was marked by this brand (false for a primitive). O(1), runs no user code. */
+  has(value: unknown): boolean
 }
 
 /** Returns its argument from `new`, so a subclass's private field is added to that object. */
@@ -34,8 +34,9 @@ export function createBrand(): Brand {
       new Branded(target)
     }
 
-    static has(value: object): boolean {
-      return #branded in value
+    static has(value: unknown): boolean {
+      // `#x in v` throws on a primitive; a WeakSet's `has` said false, and callers rely on that.
+      return typeof value === 'object' && value !== null && #branded in value
     }
   }
   return { mark: Branded.mark, has: Branded.has }
