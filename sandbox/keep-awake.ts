@@ -54,8 +54,12 @@ export class KeepAwake {
     this.#pollers.add(poller)
     if (this.#running) poller.awake(true)
     return () => {
-      if (!this.#pollers.delete(poller)) return
-      if (this.#running) poller.awake(false)
+      if (!this.#pollers.delete(poller) || !this.#running) return
+      // Withdrawn mid-window: look once more, as a closing window does, or a message the engine
+      // posted while it still saw the announcement would never be read. Not from inside the
+      // caller, which may be handling one of this poller's messages.
+      poller.awake(false)
+      setImmediate(() => poller.poll())
     }
   }
 

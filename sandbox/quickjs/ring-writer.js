@@ -44,16 +44,13 @@ export function createRingWriter(ring, ringBell, waitMs = 100) {
      * Send one message: a frame in the ring, then the bell if the main thread is not polling the
      * ring. The bell check comes after the frame is published, and the main thread withdraws
      * MAIN_AWAKE before its last look at the ring, so one of the two always sees the frame.
-     * `ring: true` rings the bell whatever MAIN_AWAKE says: for the messages after which the main
-     * thread may stop polling this ring (a run's end, the worker being ready), which must never
-     * wait for a poll that is not coming.
      */
-    send(message, { ring = false } = {}) {
+    send(message) {
       const body = Buffer.from(JSON.stringify(message), 'utf8')
       header.writeUInt32LE(body.length, 0)
       write(header)
       write(body)
-      if (ring || Atomics.load(words, MAIN_AWAKE) === 0) ringBell()
+      if (Atomics.load(words, MAIN_AWAKE) === 0) ringBell()
     },
   }
 }

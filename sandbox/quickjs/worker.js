@@ -55,13 +55,8 @@ const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemo
 
 const ringWriter = createRingWriter(ring, () => bell.postMessage(0))
 const ringWords = ringWriter.words
-/**
- * Send one message to the main thread (see ring-writer.js). Only sub-calls and console lines,
- * sent while the main thread polls, may skip the bell.
- */
-function send(message) {
-  ringWriter.send(message, { ring: message.t !== 'calls' && message.t !== 'log' })
-}
+/** Send one message to the main thread (see ring-writer.js). */
+const send = ringWriter.send
 
 /** Spin until `ring[REPLIES]` moves off `seen` or the budget is spent; true if it moved. */
 function spinForReply(seen) {
