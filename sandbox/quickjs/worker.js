@@ -265,6 +265,8 @@ async function startRun(message) {
     queue: undefined,
     /** Ids of the sub-calls sent to the main thread and not yet answered. */
     pending: new Set(),
+    /** Sub-calls taken from the guest's queue so far. */
+    subCalls: 0,
     logBytes: 0,
     cpuUsed: 0,
     sliceStart: -1,
@@ -401,9 +403,14 @@ function flushCalls(run) {
   if (text === '') return
   const calls = parseQueue(text)
   for (const [id, name] of calls) {
-    if (!run.names.has(name)) throw new Error('the call queue handed over an invalid call')
+    if (!run.names.has(name) || run.pending.has(id)) throw new Error('the call queue handed over an invalid call')
     run.pending.add(id)
   }
+  // The queue already stops a program at its limits; the host counts too, so the limits hold even
+  // if the queue were ever reached or broken: the run stops here rather than trusting guest code.
+  run.subCalls += calls.length
+  if (run.subCalls > run.limits.maxSubCalls) return decideKill(run, 'maxSubCalls')
+  if (run.pending.size > run.limits.maxSubCallsInFlight) return decideKill(run, 'maxSubCallsInFlight')
   send({ t: 'calls', run: run.id, calls })
 }
 
