@@ -193,11 +193,11 @@ class IsolatedVmEngine implements SandboxEngine {
   #warm: Promise<Sandbox> | undefined
   #disposed = false
 
-  constructor(ivm: IsolatedVm, limits: SandboxLimits, options: IsolatedVmEngineOptions) {
+  constructor(ivm: IsolatedVm, limits: SandboxLimits, watchdogIntervalMs: number | undefined, spinMicros: number) {
     this.#ivm = ivm
     this.#warmMemoryMb = memoryLimitMb(limits)
-    this.#watchdog = new Watchdog(options.watchdogIntervalMs)
-    this.#keepAwake = new KeepAwake(spinMicrosOption(options.spinMicros))
+    this.#watchdog = new Watchdog(watchdogIntervalMs)
+    this.#keepAwake = new KeepAwake(spinMicros)
   }
 
   /** Start preparing the next isolate unless one is ready or on its way. */
@@ -465,9 +465,9 @@ function makeActiveRun(
  */
 export async function createIsolatedVmEngine(options: IsolatedVmEngineOptions = {}): Promise<SandboxEngine> {
   const limits = resolveLimits(options.limits)
-  spinMicrosOption(options.spinMicros)
+  const spinMicros = spinMicrosOption(options.spinMicros)
   const ivm = await loadIsolatedVm()
-  const engine = new IsolatedVmEngine(ivm, limits, options)
+  const engine = new IsolatedVmEngine(ivm, limits, options.watchdogIntervalMs, spinMicros)
   // Surface a broken install now, as a host fault, rather than in the first run.
   await engine.refill()
   return engine

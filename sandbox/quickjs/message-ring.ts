@@ -38,7 +38,6 @@ export class MessageRing {
   #pendingBytes = 0
   /** Body length of the frame being read, or -1 while its length header is still incomplete. */
   #frameLength = -1
-  #draining = false
 
   constructor(buffer: SharedArrayBuffer) {
     this.words = new Int32Array(buffer, 0, RING_HEADER_BYTES / 4)
@@ -53,28 +52,21 @@ export class MessageRing {
 
   /**
    * Hand every complete message now in the ring to `onMessage`, in the order written, after
-   * freeing the room they took. A call from inside `onMessage` returns at once; what arrives
-   * meanwhile is read on the next call (the worker rings again, or the main thread polls).
+   * freeing the room they took (so a call from inside `onMessage` simply reads what came since).
    */
   drain(onMessage: (message: unknown) => void): void {
-    if (this.#draining) return
     const write = Atomics.load(this.words, WRITE)
     let read = Atomics.load(this.words, READ)
     if (write === read) return
-    this.#draining = true
-    try {
-      const messages: unknown[] = []
-      while (read !== write) {
-        read = this.#consume(read, write > read ? write : this.#capacity, messages)
-        if (read === this.#capacity) read = 0
-      }
-      Atomics.store(this.words, READ, read)
-      // Wakes a worker waiting for room (only a message larger than the free space makes it wait).
-      Atomics.notify(this.words, READ)
-      for (const message of messages) onMessage(message)
-    } finally {
-      this.#draining = false
+    const messages: unknown[] = []
+    while (read !== write) {
+      read = this.#consume(read, write > read ? write : this.#capacity, messages)
+      if (read === this.#capacity) read = 0
     }
+    Atomics.store(this.words, READ, read)
+    // Wakes a worker waiting for room (only a message larger than the free space makes it wait).
+    Atomics.notify(this.words, READ)
+    for (const message of messages) onMessage(message)
   }
 
   /** Read bytes `[from, to)` of the data area into frames; returns where reading stopped. */
