@@ -12,17 +12,21 @@
  *  - `Int32Array` header of {@link RING_HEADER_BYTES}: `[REPLIES]` bumped by the main thread after
  *    each answer it posts; `[WRITE]` and `[READ]`, byte positions in the data area (the writer
  *    owns WRITE, the reader owns READ; equal means empty, and the writer always leaves one byte
- *    free); `[MAIN_AWAKE]` 1 while the main thread polls the ring on every turn.
+ *    free); `[MAIN_AWAKE]` 1 while the main thread polls the ring on every turn; `[WORKER_IDLE]` 1
+ *    while the worker waits for answers with none in hand (set by the worker before it spins or
+ *    sleeps, cleared by it when it wakes and by the main thread when it answers), so 0 means the
+ *    worker is working toward its next message. The rest of the header is reserved.
  *  - The data area: frames of a 4-byte little-endian length followed by that many bytes of UTF-8
  *    JSON, wrapping around the end. A frame longer than the free space is written in pieces as the
  *    reader frees room, so no message is too big for the ring.
  */
-export const RING_HEADER_BYTES = 16
+export const RING_HEADER_BYTES = 32
 export const RING_DATA_BYTES = 1 << 20
 export const REPLIES = 0
 export const WRITE = 1
 export const READ = 2
 export const MAIN_AWAKE = 3
+export const WORKER_IDLE = 4
 
 /** A fresh ring's shared memory, with `dataBytes` of room for frames. */
 export function createRingBuffer(dataBytes: number = RING_DATA_BYTES): SharedArrayBuffer {

@@ -1,11 +1,12 @@
 // The writing end of a QuickJS worker's message ring (the reading end, and the layout, are in
 // message-ring.ts; change both together). Plain JavaScript: worker.js imports it.
 
-export const RING_HEADER_BYTES = 16
+export const RING_HEADER_BYTES = 32
 export const REPLIES = 0
 export const WRITE = 1
 export const READ = 2
 export const MAIN_AWAKE = 3
+export const WORKER_IDLE = 4
 
 /**
  * @param {SharedArrayBuffer} ring the ring's shared memory

@@ -2,7 +2,7 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { SandboxLimitName } from '../engine.ts'
 import type { AwakePoller, KeepAwake } from '../keep-awake.ts'
-import { MAIN_AWAKE, MessageRing, REPLIES, createRingBuffer } from './message-ring.ts'
+import { MAIN_AWAKE, MessageRing, REPLIES, WORKER_IDLE, createRingBuffer } from './message-ring.ts'
 
 /**
  * A small pool of warm QuickJS worker threads, one program at a time per worker.
@@ -130,6 +130,7 @@ class Slot implements LeasedWorker, AwakePoller {
   reply(run: number, answers: (number | string)[]): void {
     // Post first, then bump: the worker reads the word before draining the port (worker.js).
     this.replies.postMessage([run, answers])
+    Atomics.store(this.ring.words, WORKER_IDLE, 0)
     Atomics.add(this.ring.words, REPLIES, 1)
     Atomics.notify(this.ring.words, REPLIES)
   }
@@ -169,6 +170,10 @@ class Slot implements LeasedWorker, AwakePoller {
 
   poll(): void {
     if (this.ring.hasData()) this.drain()
+  }
+
+  working(): boolean {
+    return Atomics.load(this.ring.words, WORKER_IDLE) === 0
   }
 
   close(): void {

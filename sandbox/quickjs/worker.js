@@ -48,7 +48,7 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
 import { SpinBackoff } from '../spin-backoff.js'
-import { REPLIES, createRingWriter } from './ring-writer.js'
+import { REPLIES, WORKER_IDLE, createRingWriter } from './ring-writer.js'
 
 const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemoryLimit, ring, clock, replies, bell, spinMicros } =
   workerData
@@ -331,9 +331,12 @@ function awaitReplies(run) {
     if (run.kill === undefined) decideKill(run, 'wallTimeMs')
     return finishRun(run, { kind: 'limit', limit: run.kill }, true)
   }
+  // Tell the main thread nothing will come from here until it answers (keep-awake.ts): it stays
+  // awake longer only for a worker that is working toward its next message.
+  Atomics.store(ringWords, WORKER_IDLE, 1)
   // A program waiting on nothing (a timer-free `await new Promise(() => {})`) just sleeps.
-  if (run.pending.size > 0 && spinForReply(seen)) return
-  Atomics.wait(ringWords, REPLIES, seen, remaining)
+  if (run.pending.size === 0 || !spinForReply(seen)) Atomics.wait(ringWords, REPLIES, seen, remaining)
+  Atomics.store(ringWords, WORKER_IDLE, 0)
 }
 
 /** Resolve every answer that has arrived for this run, then run the guest once for all of them. */

@@ -1,6 +1,6 @@
 import { MessageChannel, Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
-import { KeepAwake } from '../../sandbox/keep-awake.ts'
+import { KeepAwake, STRETCH } from '../../sandbox/keep-awake.ts'
 import type { AwakePoller } from '../../sandbox/keep-awake.ts'
 import { SpinBackoff } from '../../sandbox/spin-backoff.js'
 import {
@@ -9,6 +9,7 @@ import {
   READ,
   REPLIES,
   RING_HEADER_BYTES,
+  WORKER_IDLE,
   WRITE,
   createRingBuffer,
 } from '../../sandbox/quickjs/message-ring.ts'
@@ -34,7 +35,8 @@ describe('message ring', () => {
       WRITE: writerModule.WRITE,
       READ: writerModule.READ,
       MAIN_AWAKE: writerModule.MAIN_AWAKE,
-    }).toEqual({ RING_HEADER_BYTES, REPLIES, WRITE, READ, MAIN_AWAKE })
+      WORKER_IDLE: writerModule.WORKER_IDLE,
+    }).toEqual({ RING_HEADER_BYTES, REPLIES, WRITE, READ, MAIN_AWAKE, WORKER_IDLE })
   })
 
   it('carries messages in order, multi-byte text intact, across the end of the ring many times', () => {
@@ -103,18 +105,31 @@ describe('message ring', () => {
 })
 
 describe('keep-awake', () => {
-  function poller(): AwakePoller & { log: string[]; polls: number } {
+  /** A poller whose engine says it is working for the first `workingFor` times it is asked. */
+  function poller(workingFor = 0): AwakePoller & { log: string[]; polls: number; asked: number; lastPoll: number } {
     const log: string[] = []
     return {
       log,
       polls: 0,
+      asked: 0,
+      lastPoll: 0,
       awake(on) {
         log.push(on ? 'on' : 'off')
       },
       poll() {
         this.polls += 1
+        this.lastPoll = performance.now()
+      },
+      working() {
+        this.asked += 1
+        return this.asked <= workingFor
       },
     }
+  }
+
+  async function closed(p: { log: string[] }): Promise<void> {
+    for (let i = 0; i < 200 && p.log.at(-1) !== 'off'; i++) await settle(5)
+    expect(p.log.at(-1)).toBe('off')
   }
 
   const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -196,6 +211,30 @@ describe('keep-awake', () => {
     expect(late.log).toEqual(['on', 'off'])
     expect(late.polls).toBe(1)
     expect(first.log).toEqual(['on', 'off'])
+  })
+
+  it('stays awake past the window while the engine works toward its next message, up to STRETCH windows', async () => {
+    const windowMs = 2
+    const keepAwake = new KeepAwake(windowMs * 1000)
+    const busy = poller(Number.POSITIVE_INFINITY)
+    keepAwake.register(busy)
+    const answeredAt = performance.now()
+    keepAwake.answered()
+    await closed(busy)
+    // It kept polling beyond one window, then gave up at the stretch limit although still "working".
+    expect(busy.asked).toBeGreaterThan(0)
+    expect(busy.lastPoll - answeredAt).toBeGreaterThanOrEqual(STRETCH * windowMs - 0.1)
+    expect(busy.log).toEqual(['on', 'off'])
+  })
+
+  it('closes at the first look that finds the engine waiting once the window is over', async () => {
+    const keepAwake = new KeepAwake(1_000)
+    const p = poller(3)
+    keepAwake.register(p)
+    keepAwake.answered()
+    await closed(p)
+    // Asked after the window: three times "working", then "waiting" closed it at once.
+    expect(p.asked).toBe(4)
   })
 
   it('does nothing with a window of 0', async () => {
