@@ -2,7 +2,7 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { SandboxLimitName } from '../engine.ts'
 import type { AwakePoller, KeepAwake } from '../keep-awake.ts'
-import { MAIN_AWAKE, MessageRing, REPLIES, WORKER_IDLE, createRingBuffer } from './message-ring.ts'
+import { MAIN_AWAKE, REPLIES, RingReader, RingWriter, WORKER_IDLE, createRingBuffer, encodeAnswers } from './ring.js'
 
 /**
  * A small pool of warm QuickJS worker threads, one program at a time per worker.
@@ -87,17 +87,19 @@ class Slot implements LeasedWorker, AwakePoller {
   #deliveryScheduled = false
 
   /**
-   * @param replies Our end of the channel sub-call answers travel on; the worker reads its end with
-   *   `receiveMessageOnPort` while it blocks, never through its event loop.
-   * @param ring Every message the worker sends; `ring.words[REPLIES]` is bumped and notified after
-   *   each answer, to wake the worker from `Atomics.wait`.
+   * @param answers Sub-call answers to the worker (ring.js).
+   * @param replies Our end of the channel for answers too big for the answer ring's free room; the
+   *   worker reads its end with `receiveMessageOnPort` while it blocks, never through its event loop.
+   * @param ring Every message the worker sends (JSON frames); `ring.words[REPLIES]` is bumped and
+   *   notified after each answer, to wake the worker from `Atomics.wait`.
    * @param bell Our end of the port the worker rings when it wrote to the ring unwatched.
    * @param onMessage Handles one worker message.
    */
   constructor(
     readonly worker: Worker,
+    readonly answers: RingWriter,
     readonly replies: MessagePort,
-    readonly ring: MessageRing,
+    readonly ring: RingReader,
     readonly bell: MessagePort,
     readonly onMessage: (message: unknown) => void,
     /**
@@ -128,8 +130,9 @@ class Slot implements LeasedWorker, AwakePoller {
   }
 
   reply(run: number, answers: (number | string)[]): void {
-    // Post first, then bump: the worker reads the word before draining the port (worker.js).
-    this.replies.postMessage([run, answers])
+    // Write first, then bump: the worker reads the word before taking answers (worker.js).
+    const frame = encodeAnswers(run, answers)
+    if (!this.answers.tryWrite(frame)) this.replies.postMessage(frame)
     Atomics.store(this.ring.words, WORKER_IDLE, 0)
     Atomics.add(this.ring.words, REPLIES, 1)
     Atomics.notify(this.ring.words, REPLIES)
@@ -149,8 +152,8 @@ class Slot implements LeasedWorker, AwakePoller {
     if (!this.#deliveryScheduled) this.#deliver()
   }
 
-  readonly #receive = (message: unknown): void => {
-    this.#inbox.push(message)
+  readonly #receive = (frame: string): void => {
+    this.#inbox.push(JSON.parse(frame))
   }
 
   readonly #deliver = (): void => {
@@ -287,12 +290,13 @@ export class WorkerPool {
 
   #spawn(): void {
     const ring = createRingBuffer()
+    const answerRing = createRingBuffer()
     const clock = new Float64Array(new SharedArrayBuffer(24))
     clock[0] = -1
     const replies = new MessageChannel()
     const bell = new MessageChannel()
     const worker = new Worker(this.#workerUrl, {
-      workerData: { ...this.#boot, ring, clock: clock.buffer, replies: replies.port2, bell: bell.port2 },
+      workerData: { ...this.#boot, ring, answerRing, clock: clock.buffer, replies: replies.port2, bell: bell.port2 },
       transferList: [replies.port2, bell.port2],
       // The worker is plain JavaScript: no loaders or test-runner flags of the parent.
       execArgv: [],
@@ -309,7 +313,7 @@ export class WorkerPool {
         slot.handler.message(message as WorkerRunMessage)
       }
     }
-    const slot = new Slot(worker, replies.port1, new MessageRing(ring), bell.port1, onMessage, clock)
+    const slot = new Slot(worker, new RingWriter(answerRing), replies.port1, new RingReader(ring), bell.port1, onMessage, clock)
     this.#slots.add(slot)
     // Neither port may keep the process alive: the worker's own ref does that while it is busy.
     bell.port1.on('message', () => slot.drain())

@@ -4,12 +4,12 @@
 //
 // Protocol:
 //   main → worker  { t: 'run', run, code, toolsJson, names, limits }   on parentPort
-//                  [run, [call, envelope, call, envelope, ...]]
-//                                                       answers of sub-calls, on the `replies`
-//                                                       port of workerData; the main thread then
-//                                                       bumps `ring[REPLIES]` and notifies it
-//   worker → main, as frames in the shared message ring (see message-ring.ts), with an empty
-//   message on the `bell` port when the main thread is not polling the ring:
+//                  answers of sub-calls (ring.js `encodeAnswers`), as frames in the answer ring,
+//                                                       or on the `replies` port when a frame does
+//                                                       not fit; the main thread then bumps
+//                                                       `ring[REPLIES]` and notifies it
+//   worker → main, as JSON frames in the message ring (see ring.js), with an empty message on
+//   the `bell` port when the main thread is not polling the ring:
 //                  { t: 'ready' }                       idle, with a prepared context
 //                  { t: 'calls', run, calls: [[call, name, argsJson], ...] }
 //                                                       sub-calls started in one guest slice,
@@ -28,8 +28,8 @@
 //    program at most and disposed after it, exactly like one created on demand.
 //  - While a run waits for sub-call answers, the worker does not go back to its event loop: it
 //    blocks in `Atomics.wait` on `ring[REPLIES]` (never past the run's wall deadline) and takes
-//    every answer that has arrived with `receiveMessageOnPort`, then runs the guest once for all
-//    of them. That skips the event loop and message-event dispatch on every answer. The main
+//    every answer that has arrived (from the answer ring, and the port), then runs the guest once
+//    for all of them. That skips the event loop and message-event dispatch on every answer. The main
 //    thread still ends a run by terminating the worker (which interrupts the wait) on abort or
 //    when its own watchdog fires.
 //  - Waking a sleeping thread costs 40-100 us on the small VMs this runs on, more than a whole
@@ -38,8 +38,9 @@
 //    backs off (spin-backoff.js) when answers keep taking longer, so a program calling slow tools
 //    costs no CPU beyond a few short spins. The main thread stays awake for the worker's next
 //    message in the same way, without blocking its event loop (sandbox/keep-awake.ts).
-//  - Messages to the main thread go through shared memory, not `postMessage`, whose wake-up of an
-//    idle event loop costs a system call of about 10 us per message on those VMs (message-ring.ts).
+//  - Messages both ways go through shared memory, not `postMessage`, whose wake-up of an idle event
+//    loop costs a system call of about 10 us per message on those VMs, and whose structured clone
+//    costs more than the rest of the trip (ring.js).
 //  - Sub-calls do not cross into the host one by one: the guest queues them and the worker takes
 //    the whole queue after each guest slice (see CALL_QUEUE), so a call costs no host-function
 //    crossing and no promise capability of the bindings, each several microseconds.
@@ -48,15 +49,29 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
 import { SpinBackoff } from '../spin-backoff.js'
-import { REPLIES, WORKER_IDLE, createRingWriter } from './ring-writer.js'
+import { REPLIES, RING_HEADER_BYTES, RingReader, WORKER_IDLE, createMessageSender, decodeAnswers } from './ring.js'
 
-const { prelude, runtimeFilename, programFilename, memoryLimitBytes: initialMemoryLimit, ring, clock, replies, bell, spinMicros } =
-  workerData
+const {
+  prelude,
+  runtimeFilename,
+  programFilename,
+  memoryLimitBytes: initialMemoryLimit,
+  ring,
+  answerRing,
+  clock,
+  replies,
+  bell,
+  spinMicros,
+} = workerData
 
-const ringWriter = createRingWriter(ring, () => bell.postMessage(0))
-const ringWords = ringWriter.words
-/** Send one message to the main thread (see ring-writer.js). */
-const send = ringWriter.send
+const sendText = createMessageSender(ring, () => bell.postMessage(0))
+const ringWords = new Int32Array(ring, 0, RING_HEADER_BYTES / 4)
+const answerReader = new RingReader(answerRing)
+
+/** Send one message to the main thread, as a JSON frame in the message ring (ring.js). */
+function send(message) {
+  sendText(JSON.stringify(message))
+}
 
 /** Spin until `ring[REPLIES]` moves off `seen` or the budget is spent; true if it moved. */
 function spinForReply(seen) {
@@ -341,19 +356,31 @@ function awaitReplies(run) {
 
 /** Resolve every answer that has arrived for this run, then run the guest once for all of them. */
 function takeReplies(run) {
-  let settled = false
+  answering = run
+  settledAny = false
+  answerReader.drain(settleFrame)
   for (let entry = receiveMessageOnPort(replies); entry !== undefined; entry = receiveMessageOnPort(replies)) {
-    const [runId, answers] = entry.message
-    // Late answers to an earlier run (it ended before the host answered) are dropped here.
-    if (runId !== run.id) continue
-    for (let i = 0; i < answers.length; i += 2) {
-      if (!run.pending.delete(answers[i])) continue
-      settle(run, answers[i], answers[i + 1])
-      settled = true
-    }
+    settleFrame(entry.message)
   }
-  if (settled) pump(run)
-  return settled
+  answering = undefined
+  if (settledAny) pump(run)
+  return settledAny
+}
+/** The run {@link takeReplies} settles answers for, and whether it settled any. */
+let answering
+let settledAny = false
+
+function settleFrame(text) {
+  const run = answering
+  const frame = decodeAnswers(text)
+  // Late answers to an earlier run (it ended before the host answered) are dropped here.
+  if (frame.run !== run.id) return
+  const list = frame.answers
+  for (let i = 0; i < list.length; i += 2) {
+    if (!run.pending.delete(list[i])) continue
+    settle(run, list[i], list[i + 1])
+    settledAny = true
+  }
 }
 
 /** Run guest code, counting the time spent as the guest's CPU time; then send the calls it started. */

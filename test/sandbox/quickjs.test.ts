@@ -141,6 +141,27 @@ describe('quickjs engine', () => {
     expect(await runWith('return await tools.echo({})', delayedHost('b', 120))).toEqual({ ok: true, resultJson: '"b"' })
   })
 
+  it('hands the guest answers bigger than the answer ring whole, beside small ones', async () => {
+    await using engine = createQuickJSEngine({ workers: 1, limits: { memoryLimitBytes: 256 * 1024 * 1024 } })
+    // 1.5 M characters, 2 bytes each in UTF-8: three times the answer ring's room, so it cannot go
+    // through the ring; the small answers of the same turn can.
+    const big = 'é'.repeat(1_500_000)
+    const host: GuestHost = {
+      call: async (_name, argsJson) => {
+        const { n } = JSON.parse(argsJson) as { n: number }
+        return { ok: true, valueJson: JSON.stringify(n % 3 === 1 ? `${n}${big}` : `${n}`) }
+      },
+      log() {},
+    }
+    const code =
+      'const got = await Promise.all([0, 1, 2, 3, 4, 5].map((n) => tools.echo({ n })))\n' +
+      'const seq = []\nfor (let n = 0; n < 4; n++) seq.push(await tools.echo({ n }))\n' +
+      'return [...got, ...seq].map((s) => s.length + ":" + s.slice(0, 2) + ":" + s.slice(-1))'
+    const result = await engine.run({ code, tools: CONTRACT_TOOLS, limits: resolveLimits({ ...CONTRACT_LIMITS, memoryLimitBytes: 256 * 1024 * 1024 }), host, signal: new AbortController().signal })
+    const long = (n: number) => `${1 + big.length}:${n}é:é`
+    expect(result).toEqual({ ok: true, resultJson: JSON.stringify(['1:0:0', long(1), '1:2:2', '1:3:3', long(4), '1:5:5', '1:0:0', long(1), '1:2:2', '1:3:3']) })
+  }, 30_000)
+
   it('starts runs on prepared contexts that never carry state from an earlier run', async () => {
     await using engine = createQuickJSEngine({ workers: 1 })
     const probe = 'const seen = typeof globalThis.mark; globalThis.mark = 1; return [seen, typeof tools.echo, Object.isFrozen(console)]'

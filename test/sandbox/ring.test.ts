@@ -5,102 +5,113 @@ import type { AwakePoller } from '../../sandbox/keep-awake.ts'
 import { SpinBackoff } from '../../sandbox/spin-backoff.js'
 import {
   MAIN_AWAKE,
-  MessageRing,
   READ,
-  REPLIES,
-  RING_HEADER_BYTES,
-  WORKER_IDLE,
+  RingReader,
+  RingWriter,
   WRITE,
+  createMessageSender,
   createRingBuffer,
-} from '../../sandbox/quickjs/message-ring.ts'
-// @ts-expect-error plain JavaScript module of the worker, without declarations
-import * as writerModule from '../../sandbox/quickjs/ring-writer.js'
+  decodeAnswers,
+  encodeAnswers,
+} from '../../sandbox/quickjs/ring.js'
 
-interface RingWriter {
-  send(message: unknown): void
-}
-const createRingWriter = writerModule.createRingWriter as (ring: SharedArrayBuffer, bell: () => void, waitMs?: number) => RingWriter
-
-function drainAll(ring: MessageRing): unknown[] {
-  const out: unknown[] = []
-  ring.drain((message) => out.push(message))
+function drainAll(ring: RingReader): string[] {
+  const out: string[] = []
+  ring.drain((text) => out.push(text))
   return out
 }
 
-describe('message ring', () => {
-  it('agrees with the writer on its layout', () => {
-    expect({
-      RING_HEADER_BYTES: writerModule.RING_HEADER_BYTES,
-      REPLIES: writerModule.REPLIES,
-      WRITE: writerModule.WRITE,
-      READ: writerModule.READ,
-      MAIN_AWAKE: writerModule.MAIN_AWAKE,
-      WORKER_IDLE: writerModule.WORKER_IDLE,
-    }).toEqual({ RING_HEADER_BYTES, REPLIES, WRITE, READ, MAIN_AWAKE, WORKER_IDLE })
-  })
-
-  it('carries messages in order, multi-byte text intact, across the end of the ring many times', () => {
+describe('rings', () => {
+  it('carry frames in order, multi-byte text intact, across the end of the ring many times', () => {
     const buffer = createRingBuffer(97)
-    const ring = new MessageRing(buffer)
-    let bells = 0
-    const writer = createRingWriter(buffer, () => {
-      bells += 1
-    })
-    const sent: unknown[] = []
-    const received: unknown[] = []
-    for (let i = 0; i < 400; i++) {
-      // Frames from 16 to 80 bytes in a 96-byte ring (the writer would wait for room beyond what
-      // is free, and nobody else would read), with 2-, 3- and 4-byte UTF-8 characters.
-      const message = { i, text: 'é中😀x'.repeat(i % 6) }
-      writer.send(message)
-      sent.push(message)
-      received.push(...drainAll(ring))
+    const reader = new RingReader(buffer)
+    const writer = new RingWriter(buffer)
+    const sent: string[] = []
+    const received: string[] = []
+    for (let i = 0; i < 600; i++) {
+      // Frames of 6 to 48 bytes in a 97-byte ring (two always fit), with 2-, 3- and 4-byte UTF-8
+      // characters: some fit whole before the end of the ring, some are split across it.
+      const text = `${i}:` + 'é中😀x'.repeat(i % 4)
+      expect(writer.tryWrite(text)).toBe(true)
+      sent.push(text)
+      // Two frames between reads now and then, so the write position moves unevenly.
+      if (i % 3 !== 1) received.push(...drainAll(reader))
     }
-    received.push(...drainAll(ring))
+    received.push(...drainAll(reader))
     expect(received).toEqual(sent)
-    expect(Atomics.load(ring.words, READ)).toBe(Atomics.load(ring.words, WRITE))
-    // Nobody announced polling, so every message rang the bell.
-    expect(bells).toBe(400)
+    expect(Atomics.load(reader.words, READ)).toBe(Atomics.load(reader.words, WRITE))
   })
 
-  it('does not ring the bell while the main thread says it polls', () => {
-    const buffer = createRingBuffer(256)
-    const ring = new MessageRing(buffer)
-    let bells = 0
-    const writer = createRingWriter(buffer, () => {
-      bells += 1
-    })
-    Atomics.store(ring.words, MAIN_AWAKE, 1)
-    writer.send({ a: 1 })
-    writer.send({ a: 2 })
-    Atomics.store(ring.words, MAIN_AWAKE, 0)
-    writer.send({ a: 3 })
-    expect(bells).toBe(1)
-    expect(drainAll(ring)).toEqual([{ a: 1 }, { a: 2 }, { a: 3 }])
+  it('tryWrite writes nothing when the whole frame does not fit, and fits it once room is freed', () => {
+    const buffer = createRingBuffer(64)
+    const reader = new RingReader(buffer)
+    const writer = new RingWriter(buffer)
+    expect(writer.tryWrite('a'.repeat(40))).toBe(true)
+    const write = Atomics.load(writer.words, WRITE)
+    // 4 + 20 bytes would fit in the 19 left only in part.
+    expect(writer.tryWrite('b'.repeat(20))).toBe(false)
+    // A character counted in UTF-8 bytes, not UTF-16 units: 5 x 4 bytes does not fit either.
+    expect(writer.tryWrite('😀'.repeat(5))).toBe(false)
+    expect(Atomics.load(writer.words, WRITE)).toBe(write)
+    expect(writer.tryWrite('c'.repeat(15))).toBe(true)
+    expect(drainAll(reader)).toEqual(['a'.repeat(40), 'c'.repeat(15)])
+    expect(writer.tryWrite('b'.repeat(20))).toBe(true)
+    expect(drainAll(reader)).toEqual(['b'.repeat(20)])
   })
 
-  it('hands over a message many times larger than the ring, from another thread, in pieces', async () => {
+  it('refuses an empty frame', () => {
+    const writer = new RingWriter(createRingBuffer(64))
+    expect(() => writer.write('', () => {}, 1)).toThrow(RangeError)
+  })
+
+  it('hand over a frame many times larger than the ring, from another thread, in pieces', async () => {
     const buffer = createRingBuffer(1024)
-    const ring = new MessageRing(buffer)
+    const reader = new RingReader(buffer)
     const bell = new MessageChannel()
-    const big = { t: 'log', text: 'ü😀'.repeat(5_000) }
-    const messages = [{ n: 1 }, big, { n: 2 }, big, { n: 3 }]
-    const received: unknown[] = []
-    bell.port1.on('message', () => ring.drain((message) => received.push(message)))
-    const worker = new Worker(new URL('./fixtures/ring-writer-worker.js', import.meta.url), {
-      workerData: { ring: buffer, bell: bell.port2, messages },
+    const big = 'ü😀'.repeat(5_000)
+    const frames = ['one', big, 'two', big, 'three']
+    const received: string[] = []
+    bell.port1.on('message', () => reader.drain((text) => received.push(text)))
+    const worker = new Worker(new URL('./fixtures/ring-frames-worker.js', import.meta.url), {
+      workerData: { ring: buffer, bell: bell.port2, frames },
       transferList: [bell.port2],
     })
-    const report = await new Promise<{ bells: number }>((resolve, reject) => {
+    const report = await new Promise<{ full: number }>((resolve, reject) => {
       worker.once('message', resolve)
       worker.once('error', reject)
     })
     // The last bell may still be on its way.
-    for (let i = 0; i < 100 && received.length < messages.length; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+    for (let i = 0; i < 100 && received.length < frames.length; i++) await new Promise((resolve) => setTimeout(resolve, 5))
     bell.port1.close()
     await worker.terminate()
-    expect(received).toEqual(messages)
-    expect(report.bells).toBeGreaterThan(messages.length)
+    expect(received).toEqual(frames)
+    expect(report.full).toBeGreaterThan(0)
+  })
+
+  it('message sender: rings the bell unless the main thread says it polls', () => {
+    const buffer = createRingBuffer(256)
+    const reader = new RingReader(buffer)
+    let bells = 0
+    const send = createMessageSender(buffer, () => {
+      bells += 1
+    })
+    Atomics.store(reader.words, MAIN_AWAKE, 1)
+    send('{"a":1}')
+    send('{"a":2}')
+    Atomics.store(reader.words, MAIN_AWAKE, 0)
+    send('{"a":3}')
+    expect(bells).toBe(1)
+    expect(drainAll(reader)).toEqual(['{"a":1}', '{"a":2}', '{"a":3}'])
+  })
+
+  it('answer frames round-trip, whatever the envelopes hold', () => {
+    const answers = [0, '{"ok":true,"value":"1,2,3"}', 17, '{"ok":false,"message":"é中😀, 4,5"}', 3, '{"ok":true,"value":""}']
+    const text = encodeAnswers(42, answers)
+    expect(decodeAnswers(text)).toEqual({ run: 42, answers })
+    expect(decodeAnswers(encodeAnswers(7, []))).toEqual({ run: 7, answers: [] })
+    for (const bad of ['', 'x,', '1', '1,2', '1,2,', '1,2,50,{}', '1,-2,2,{}', '1,2,2']) {
+      expect(() => decodeAnswers(bad), bad).toThrow('malformed answer frame')
+    }
   })
 })
 
