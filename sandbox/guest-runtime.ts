@@ -8,11 +8,15 @@ import type { EngineFailure, SandboxLimitName } from './engine.ts'
  * ## Contract between an engine and the prelude
  *
  * 1. In a fresh context the engine installs two raw globals:
- *    - `__codemode_call(name, argsJson)` → a Promise that never rejects: it fulfils with envelope
- *      text, `{"ok":true,"value":<json>}` or `{"ok":false,"message":"…","code":"…"}` (see {@link successEnvelope},
- *      {@link failureEnvelope}), or, once the engine is stopping the run (a count limit broken),
- *      may never settle at all. The engine must check `name` is one of the run's tool names and
- *      `argsJson` is a string; the prelude guarantees it is JSON text, but the engine is the boundary.
+ *    - `__codemode_call(name, argsJson, decode)` → a Promise of the call's outcome: when the answer
+ *      comes, its envelope text, `{"ok":true,"value":<json>}` or `{"ok":false,"message":"…","code":"…"}`
+ *      (see {@link successEnvelope}, {@link failureEnvelope}), goes through the prelude's `decode`
+ *      (passed on every call): the promise fulfils with what `decode` returns and rejects with what
+ *      it throws. Once the engine is stopping the run (a count limit broken) it may never settle at
+ *      all. The engine must check `name` is one of the run's tool names and `argsJson` is a string;
+ *      the prelude guarantees it is JSON text, but the engine is the boundary. (The promise is the
+ *      one the program awaits: settling it with the decoded value, rather than the prelude awaiting
+ *      the envelope, saves QuickJS an async function frame and a promise hop per call.)
  *    - `__codemode_log(level, text)` → nothing; `level` is a {@link LogLevel}, `text` a string.
  * 2. The engine evaluates {@link guestRuntimeSource} as a script named {@link RUNTIME_FILENAME}. It
  *    captures every intrinsic it uses, deletes both raw globals, defines a frozen `console`, and its
@@ -228,6 +232,8 @@ if (typeof rawCall !== 'function' || typeof rawLog !== 'function') throw new Err
 delete g.WebAssembly;
 
 var JSONparse = JSON.parse;
+var PromiseCtor = Promise;
+var PromiseReject = Promise.reject;
 var JSONstringify = JSON.stringify;
 var ObjectKeys = Object.keys;
 var ObjectGetPrototypeOf = Object.getPrototypeOf;
@@ -465,13 +471,17 @@ function decode(envelope) {
 }
 
 function makeTool(binding, name) {
-  var fn = async function (args) {
+  // Not an async function: it hands back the engine's promise itself (see the contract above). A
+  // bad argument still rejects that call's promise rather than throwing where the program calls.
+  var fn = function (args) {
     var json = '{}';
     if (args !== undefined) {
       json = toJson(args);
-      if (typeof json !== 'string') throw new TypeErrorCtor('tools.' + binding + ': the argument is not JSON: ' + rejectText(json));
+      if (typeof json !== 'string') {
+        return ReflectApply(PromiseReject, PromiseCtor, [new TypeErrorCtor('tools.' + binding + ': the argument is not JSON: ' + rejectText(json))]);
+      }
     }
-    return decode(await rawCall(name, json));
+    return rawCall(name, json, decode);
   };
   ObjectDefineProperty(fn, 'name', { __proto__: null, value: binding });
   return fn;

@@ -26,14 +26,16 @@ const BRIDGE_SOURCE = `'use strict';
 const callRef = $0;
 const logRef = $1;
 const reflectApply = Reflect.apply;
+const promiseThen = Promise.prototype.then;
 const callApply = callRef.apply;
 const logApply = logRef.applySync;
 const freeze = Object.freeze;
 const callOptions = freeze({ __proto__: null, arguments: freeze({ __proto__: null, copy: true }), result: freeze({ __proto__: null, promise: true, copy: true }) });
 const logOptions = freeze({ __proto__: null, arguments: freeze({ __proto__: null, copy: true }) });
 const text = (value) => (typeof value === 'string' ? value : '');
-globalThis.__codemode_call = function __codemode_call(name, argsJson) {
-  return reflectApply(callApply, callRef, [undefined, [text(name), text(argsJson)], callOptions]);
+globalThis.__codemode_call = function __codemode_call(name, argsJson, decode) {
+  const answer = reflectApply(callApply, callRef, [undefined, [text(name), text(argsJson)], callOptions]);
+  return reflectApply(promiseThen, answer, [decode]);
 };
 globalThis.__codemode_log = function __codemode_log(level, message) {
   reflectApply(logApply, logRef, [undefined, [text(level), text(message)], logOptions]);

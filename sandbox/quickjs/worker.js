@@ -162,10 +162,13 @@ var PromiseCtor = Promise;
 var setPrototypeOf = Object.setPrototypeOf;
 function list() { var a = []; setPrototypeOf(a, null); return a; }
 var queue = '';
+// Per pending call id: the promise's resolve and reject, and the prelude's decode (see settle).
 var waiting = list();
+var failing = list();
+var decoders = list();
 var made = 0, inFlight = 0, maxCalls = 0, maxInFlight = 0;
 function never() {}
-g.__codemode_call = function (name, argsJson) {
+g.__codemode_call = function (name, argsJson, decode) {
   made = made + 1;
   inFlight = inFlight + 1;
   if (made > maxCalls) { breach(0); return new PromiseCtor(never); }
@@ -174,7 +177,8 @@ g.__codemode_call = function (name, argsJson) {
   if (typeof name !== 'string') name = '';
   if (typeof argsJson !== 'string') argsJson = '';
   queue = queue + id + ',' + name.length + ',' + argsJson.length + ',' + name + argsJson;
-  return new PromiseCtor(function (resolve) { waiting[id] = resolve; });
+  decoders[id] = decode;
+  return new PromiseCtor(function (resolve, reject) { waiting[id] = resolve; failing[id] = reject; });
 };
 return Object.freeze({
   configure: function (calls, inFlightCalls) { maxCalls = calls; maxInFlight = inFlightCalls; },
@@ -186,9 +190,15 @@ return Object.freeze({
   settle: function (id, envelope) {
     var resolve = waiting[id];
     if (typeof resolve !== 'function') return;
+    var reject = failing[id];
+    var decode = decoders[id];
     waiting[id] = undefined;
+    failing[id] = undefined;
+    decoders[id] = undefined;
     inFlight = inFlight - 1;
-    resolve(envelope);
+    var value;
+    try { value = decode(envelope); } catch (error) { reject(error); return; }
+    resolve(value);
   },
 });
 })()`
@@ -385,29 +395,46 @@ function settleFrame(text) {
 
 /** Run guest code, counting the time spent as the guest's CPU time; then send the calls it started. */
 function guest(run, fn) {
-  run.sliceStart = performance.now()
-  cpuClock[1] = run.cpuUsed
-  cpuClock[0] = performance.timeOrigin + run.sliceStart
+  startSlice(run)
   try {
     return fn()
   } finally {
-    run.cpuUsed += performance.now() - run.sliceStart
-    run.sliceStart = -1
-    cpuClock[0] = -1
-    cpuClock[1] = run.cpuUsed
+    endSlice(run)
     if (run.kill === undefined) flushCalls(run)
   }
 }
 
-/** Resolve the guest's promise of sub-call `id` with the envelope text. */
+function startSlice(run) {
+  run.sliceStart = performance.now()
+  cpuClock[1] = run.cpuUsed
+  cpuClock[0] = performance.timeOrigin + run.sliceStart
+}
+
+function endSlice(run) {
+  run.cpuUsed += performance.now() - run.sliceStart
+  run.sliceStart = -1
+  cpuClock[0] = -1
+  cpuClock[1] = run.cpuUsed
+}
+
+/** Settle the guest's promise of sub-call `id` with what the envelope text decodes to. */
 function settle(run, id, envelope) {
   const { context } = run
   const idHandle = context.newNumber(id)
   const text = context.newString(envelope)
-  const result = context.callFunction(run.queue.settle, context.undefined, idHandle, text)
+  // Settling can run program code: resolving a call's promise with an object looks up its `then`,
+  // which a program may have planted on Object.prototype. That is the guest's time, under its limits.
+  startSlice(run)
+  let result
+  try {
+    result = context.callFunction(run.queue.settle, context.undefined, idHandle, text)
+  } finally {
+    endSlice(run)
+  }
   idHandle.dispose()
   text.dispose()
-  // `settle` runs no program code; it fails only when the heap is exhausted.
+  // `settle` catches what decoding and resolving throw: it fails only on an exhausted heap, or when
+  // the run is being stopped for a limit (run.kill, which fault() reports first).
   if (result.error !== undefined) throw new Error('out of memory while settling a sub-call')
   result.value.dispose()
 }

@@ -189,6 +189,11 @@ describe.each(enginesUnderTest())('hostile programs through run_code on $name', 
         { fails: /stopped by its cpuTimeMs limit|threw Error at line 1/ },
       ],
       [
+        'a then getter on Object.prototype that loops, met when an answer settles',
+        "Object.defineProperty(Object.prototype, 'then', { get() { while (true) {} }, configurable: true })\nreturn await tools.echo({ a: 1 })",
+        { fails: LIMIT('cpuTimeMs') },
+      ],
+      [
         'a Promise species that loops, then a sub-call',
         'class P extends Promise { static get [Symbol.species]() { return function () { while (true) {} } } }\nPromise.prototype.constructor = P\nreturn await tools.echo({ a: 1 })',
         { fails: LIMIT('cpuTimeMs') },
