@@ -11,7 +11,8 @@
  * I/O run in every turn as usual; it only spends CPU instead of sleeping.
  *
  * Staying awake pays off only if the guest calls back quickly. Windows that end with no
- * {@link KeepAwake.activity} make later answers skip opening one ({@link SpinBackoff}), so a
+ * {@link KeepAwake.activity} since the last answer, with no activity in any window between them,
+ * make later answers skip opening one ({@link SpinBackoff}), so a
  * program calling slow tools, or thinking between calls, costs a few idle windows rather than one
  * per call, and so does a busy machine where staying awake only delays the other thread.
  *
@@ -50,7 +51,8 @@ export function spinMicrosOption(value: number | undefined): number {
 
 export class KeepAwake {
   readonly #windowMs: number
-  readonly #pollers = new Set<AwakePoller>()
+  /** An array, not a Set: iterating a Set allocates, and the pollers are iterated on every poll. */
+  readonly #pollers: AwakePoller[] = []
   /** When the latest answer went out. */
   #answeredAt = 0
   #until = 0
@@ -65,10 +67,13 @@ export class KeepAwake {
 
   /** Poll `poller` on every turn while awake; returns the function that stops that. */
   register(poller: AwakePoller): () => void {
-    this.#pollers.add(poller)
+    this.#pollers.push(poller)
     if (this.#running) poller.awake(true)
     return () => {
-      if (!this.#pollers.delete(poller) || !this.#running) return
+      const index = this.#pollers.indexOf(poller)
+      if (index < 0) return
+      this.#pollers.splice(index, 1)
+      if (!this.#running) return
       // Withdrawn mid-window: look once more, as a closing window does, or a message the engine
       // posted while it still saw the announcement would never be read. Not from inside the
       // caller, which may be handling one of this poller's messages.
@@ -77,9 +82,15 @@ export class KeepAwake {
     }
   }
 
-  /** The engine heard from the guest (a call, a message): staying awake was worth it. */
+  /**
+   * The engine heard from the guest (a call, a message). While awake, that is a hit at once: a
+   * window that goes on for hundreds of calls closes only when something stalls (a collection on
+   * either thread), so hits counted only at a window's close would make a few stalls minutes apart
+   * look like misses in a row, and the main thread would back off in the middle of a busy loop.
+   */
   activity(): void {
     this.#active = true
+    if (this.#running) this.#backoff.hit()
   }
 
   /** An answer just went to the guest: stay awake for the window (unless backing off). */
@@ -97,7 +108,8 @@ export class KeepAwake {
 
   readonly #turn = (): void => {
     try {
-      for (const poller of this.#pollers) poller.poll()
+      const pollers = this.#pollers
+      for (let i = 0; i < pollers.length; i++) (pollers[i] as AwakePoller).poll()
     } finally {
       // Whatever a poller's handler did, the window either goes on or closes properly: a window
       // left half open would keep every engine believing the main thread polls it.
@@ -120,7 +132,8 @@ export class KeepAwake {
     // the announcement withdrawn is read here; one that posted after it rings its own bell.
     for (const poller of this.#pollers) poller.awake(false)
     try {
-      for (const poller of this.#pollers) poller.poll()
+      // A copy: handling a message may withdraw a poller, which must not make the next one skipped.
+      for (const poller of [...this.#pollers]) poller.poll()
     } finally {
       if (this.#active) this.#backoff.hit()
       else this.#backoff.miss()

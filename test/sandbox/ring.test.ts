@@ -190,6 +190,28 @@ describe('keep-awake', () => {
     await settle(10)
   })
 
+  it('counts activity inside a window as a hit at once, so misses around it are not in a row', async () => {
+    const keepAwake = new KeepAwake(500)
+    const p = poller()
+    keepAwake.register(p)
+    const idleWindow = async () => {
+      keepAwake.answered()
+      await settle(10)
+    }
+    await idleWindow()
+    await idleWindow()
+    // A busy window: the guest called back, was answered, then nothing came (a stall) and it closed.
+    keepAwake.answered()
+    keepAwake.activity()
+    keepAwake.answered()
+    await settle(10)
+    expect(p.log).toEqual(['on', 'off', 'on', 'off', 'on', 'off'])
+    // Not three misses in a row: the next answer still opens a window.
+    keepAwake.answered()
+    expect(p.log).toHaveLength(7)
+    await settle(10)
+  })
+
   it('spin backoff: tolerates two misses, then skips 2, 4, 8 ... up to 64 waits, and one hit resets it', () => {
     const backoff = new SpinBackoff()
     const skippedAfterMiss = (): number => {
