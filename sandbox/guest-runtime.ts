@@ -1,3 +1,4 @@
+import { compactScript } from './compact-script.ts'
 import type { EngineFailure, SandboxLimitName } from './engine.ts'
 
 /**
@@ -213,11 +214,15 @@ function countLines(code: string): number {
 
 /**
  * The prelude source. Plain ES2020 JavaScript (no template literals, so it can live in this raw
- * string). It is an expression script: its completion value is the {@link GuestRuntimeApi}.
+ * string; no regular expression literals, which {@link compactScript} does not take). It is an
+ * expression script: its completion value is the {@link GuestRuntimeApi}. Returned without its
+ * comments and indentation (every line where it was): a QuickJS worker compiles it for every run.
  */
 export function guestRuntimeSource(): string {
-  return PRELUDE
+  compactPrelude ??= compactScript(PRELUDE)
+  return compactPrelude
 }
+let compactPrelude: string | undefined
 
 const PRELUDE = String.raw`(function () {
 'use strict';

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest'
+import { compactScript } from '../../sandbox/compact-script.ts'
+import { guestRuntimeSource } from '../../sandbox/guest-runtime.ts'
+
+describe('compactScript', () => {
+  it('drops comments and spaces, keeping tokens that would otherwise merge apart', () => {
+    expect(compactScript('var  x = a - -b + +c; // note\nvar y = a++ + b /* c */ / d')).toBe('var x=a- -b+ +c;\nvar y=a++ +b/d')
+    expect(compactScript('if (a >>> 1 >= b) x >>= 2')).toBe('if(a>>>1>=b)x>>=2')
+    expect(compactScript('f(a) /* x */ /* y */ .g')).toBe('f(a).g')
+  })
+
+  it('keeps every line break, so line numbers and semicolon insertion do not change', () => {
+    const source = 'var a = 1\n\n/* two\nlines */\nvar b = a\n++c\nreturn // why\nx'
+    const compact = compactScript(source)
+    expect(compact).toBe('var a=1\n\n\n\nvar b=a\n++c\nreturn\nx')
+    expect(compact.split('\n')).toHaveLength(source.split('\n').length)
+  })
+
+  it('returns what it cannot compact safely unchanged', () => {
+    for (const source of ['y = 1 .toString()', 'r = `t${1}`', 'var a = "\\u{1F600}" + `x`']) expect(compactScript(source)).toBe(source)
+  })
+
+  it('compacts the prelude, which stays the same program line for line', () => {
+    const prelude = guestRuntimeSource()
+    expect(prelude.length).toBeLessThan(15_000)
+    expect(prelude).not.toMatch(/\/\/ |\/\*/)
+    expect(prelude.startsWith('(function(){\n')).toBe(true)
+  })
+})
