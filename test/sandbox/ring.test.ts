@@ -162,7 +162,8 @@ describe('keep-awake', () => {
     expect(p.polls).toBeGreaterThan(2)
   })
 
-  it('backs off after windows that saw no activity, and resumes after one that did', async () => {
+  /** A keep-awake with a 0.5 ms window, one poller, and a way to let one window pass idle. */
+  function watched() {
     const keepAwake = new KeepAwake(500)
     const p = poller()
     keepAwake.register(p)
@@ -170,6 +171,11 @@ describe('keep-awake', () => {
       keepAwake.answered()
       await settle(10)
     }
+    return { keepAwake, p, idleWindow }
+  }
+
+  it('backs off after windows that saw no activity, and resumes after one that did', async () => {
+    const { keepAwake, p, idleWindow } = watched()
     // Two idle windows in a row are tolerated...
     await idleWindow()
     await idleWindow()
@@ -191,13 +197,7 @@ describe('keep-awake', () => {
   })
 
   it('counts activity inside a window as a hit at once, so misses around it are not in a row', async () => {
-    const keepAwake = new KeepAwake(500)
-    const p = poller()
-    keepAwake.register(p)
-    const idleWindow = async () => {
-      keepAwake.answered()
-      await settle(10)
-    }
+    const { keepAwake, p, idleWindow } = watched()
     await idleWindow()
     await idleWindow()
     // A busy window: the guest called back, was answered, then nothing came (a stall) and it closed.
