@@ -12,8 +12,8 @@ import type { EngineFailure, SandboxLimitName } from './engine.ts'
  *    - `__codemode_call(name, argsJson, decode)` → a Promise of the call's outcome: when the answer
  *      comes, its envelope text, `{"ok":true,"value":<json>}` or `{"ok":false,"message":"…","code":"…"}`
  *      (see {@link successEnvelope}, {@link failureEnvelope}), goes through the prelude's `decode`
- *      (passed on every call): the promise fulfils with what `decode` returns and rejects with what
- *      it throws. Once the engine is stopping the run (a count limit broken) it may never settle at
+ *      (passed on every call): the promise is resolved with what `decode` returns (so it fulfils
+ *      with it, or adopts it if a program made it a thenable) and rejects with what it throws. Once the engine is stopping the run (a count limit broken) it may never settle at
  *      all. The engine must check `name` is one of the run's tool names and `argsJson` is a string;
  *      the prelude guarantees it is JSON text, but the engine is the boundary. (The promise is the
  *      one the program awaits: settling it with the decoded value, rather than the prelude awaiting
@@ -476,17 +476,21 @@ function decode(envelope) {
 }
 
 function makeTool(binding, name) {
-  // Not an async function: it hands back the engine's promise itself (see the contract above). A
-  // bad argument still rejects that call's promise rather than throwing where the program calls.
+  // Not an async function: it hands back the engine's promise itself (see the contract above).
+  // Whatever goes wrong before that (an argument that is not JSON, a getter or Proxy trap in it that
+  // throws, an exhausted stack) still rejects the call's promise, as an async function's would,
+  // rather than throwing where the program calls.
   var fn = function (args) {
-    var json = '{}';
-    if (args !== undefined) {
-      json = toJson(args);
-      if (typeof json !== 'string') {
-        return ReflectApply(PromiseReject, PromiseCtor, [new TypeErrorCtor('tools.' + binding + ': the argument is not JSON: ' + rejectText(json))]);
+    try {
+      var json = '{}';
+      if (args !== undefined) {
+        json = toJson(args);
+        if (typeof json !== 'string') throw new TypeErrorCtor('tools.' + binding + ': the argument is not JSON: ' + rejectText(json));
       }
+      return rawCall(name, json, decode);
+    } catch (error) {
+      return ReflectApply(PromiseReject, PromiseCtor, [error]);
     }
-    return rawCall(name, json, decode);
   };
   ObjectDefineProperty(fn, 'name', { __proto__: null, value: binding });
   return fn;

@@ -251,6 +251,32 @@ export function engineContract(name: string, makeEngine: () => Promise<SandboxEn
         expect(host.calls).toEqual([])
       })
 
+      it('turns every failure before a call is sent into a rejection of its promise, never a throw at the call', async () => {
+        const host = fakeHost()
+        const code = `
+const outcomes = []
+const attempt = (arg) => {
+  let promise
+  try { promise = tools.echo(arg) } catch (e) { outcomes.push('threw ' + e.message); return }
+  outcomes.push(promise instanceof Promise ? 'promise' : 'not a promise')
+  return promise.then(() => 'sent', (e) => e.name + ': ' + e.message)
+}
+const settled = await Promise.all([
+  attempt({ get a() { throw new Error('getter boom') } }),
+  attempt(new Proxy({}, { getPrototypeOf() { throw new Error('trap boom') } })),
+  attempt({ f() {} }),
+  attempt({ ok: 1 }),
+])
+return [outcomes, settled]`
+        const [outcomes, settled] = valueOf(await run(engine, code, { host })) as [string[], string[]]
+        expect(outcomes).toEqual(['promise', 'promise', 'promise', 'promise'])
+        expect(settled[0]).toBe('Error: getter boom')
+        expect(settled[1]).toBe('Error: trap boom')
+        expect(settled[2]).toMatch(/^TypeError: tools\.echo: the argument is not JSON: a function at \$\.f$/)
+        expect(settled[3]).toBe('sent')
+        expect(host.calls.map((c) => c.argsJson)).toEqual(['{"ok":1}'])
+      })
+
       it('starts sub-calls in program order', async () => {
         const host = fakeHost()
         const code = 'await Promise.all([tools.echo({ n: 1 }), tools.sleep5({ n: 2 }), tools.echo({ n: 3 })])'
