@@ -33,7 +33,7 @@ export declare class RingReader {
   drain(onFrame: (text: string) => void): void
 }
 
-/** Sub-call answers of run `run` (`[call, envelope, ...]`) as one frame's text. */
-export declare function encodeAnswers(run: number, answers: readonly (number | string)[]): string
+/** Sub-call answers of run `run` (`[call, envelope, ...]`) as one frame's text; `seq` orders frames. */
+export declare function encodeAnswers(seq: number, run: number, answers: readonly (number | string)[]): string
 /** The inverse of {@link encodeAnswers}; throws on text of any other shape. */
-export declare function decodeAnswers(text: string): { run: number; answers: (number | string)[] }
+export declare function decodeAnswers(text: string): { seq: number; run: number; answers: (number | string)[] }

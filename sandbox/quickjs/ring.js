@@ -220,13 +220,15 @@ export class RingReader {
 }
 
 /**
- * Sub-call answers of run `run` as one frame: `run,` then, per answer, `call,length,` and the
- * envelope text of that length. `answers` is `[call, envelope, call, envelope, ...]`.
+ * Sub-call answers of run `run` as one frame: `seq,run,` then, per answer, `call,length,` and the
+ * envelope text of that length. `answers` is `[call, envelope, call, envelope, ...]`; `seq` numbers
+ * the frames a worker is sent, so those that took the port can be put back in order.
+ * @param {number} seq
  * @param {number} run
  * @param {(number | string)[]} answers
  */
-export function encodeAnswers(run, answers) {
-  let text = `${run},`
+export function encodeAnswers(seq, run, answers) {
+  let text = `${seq},${run},`
   for (let i = 0; i < answers.length; i += 2) {
     const envelope = answers[i + 1]
     text += `${answers[i]},${envelope.length},${envelope}`
@@ -237,7 +239,7 @@ export function encodeAnswers(run, answers) {
 /**
  * The inverse of {@link encodeAnswers}. Throws on text of any other shape.
  * @param {string} text
- * @returns {{ run: number, answers: (number | string)[] }}
+ * @returns {{ seq: number, run: number, answers: (number | string)[] }}
  */
 export function decodeAnswers(text) {
   let at = 0
@@ -248,6 +250,7 @@ export function decodeAnswers(text) {
     at = comma + 1
     return value
   }
+  const seq = next()
   const run = next()
   const answers = []
   while (at < text.length) {
@@ -257,5 +260,5 @@ export function decodeAnswers(text) {
     answers.push(call, text.slice(at, at + length))
     at += length
   }
-  return { run, answers }
+  return { seq, run, answers }
 }

@@ -85,6 +85,8 @@ class Slot implements LeasedWorker, AwakePoller {
   /** Messages read from the ring, not yet handled. */
   readonly #inbox: unknown[] = []
   #deliveryScheduled = false
+  /** Answer frames sent to this worker so far (their sequence numbers). */
+  #answerFrames = 0
 
   /**
    * @param answers Sub-call answers to the worker (ring.js).
@@ -131,8 +133,12 @@ class Slot implements LeasedWorker, AwakePoller {
 
   reply(run: number, answers: (number | string)[]): void {
     // Write first, then bump: the worker reads the word before taking answers (worker.js).
-    const frame = encodeAnswers(run, answers)
-    if (!this.answers.tryWrite(frame)) this.replies.postMessage(frame)
+    const frame = encodeAnswers(this.#answerFrames++, run, answers)
+    // The port takes what the ring cannot: a frame bigger than its free room, or text with a lone
+    // surrogate, which UTF-8 cannot carry (a custom GuestHost's value; the bridge escapes them).
+    if (!(frame as string & { isWellFormed(): boolean }).isWellFormed() || !this.answers.tryWrite(frame)) {
+      this.replies.postMessage(frame)
+    }
     Atomics.store(this.ring.words, WORKER_IDLE, 0)
     Atomics.add(this.ring.words, REPLIES, 1)
     Atomics.notify(this.ring.words, REPLIES)

@@ -348,9 +348,10 @@ function begin(run, message) {
 
 /**
  * The guest is waiting (on sub-calls, or on nothing at all): spin briefly, then block, until the
- * main thread posts an answer or the wall deadline passes; then settle whatever arrived. The main
- * thread bumps `ring[REPLIES]` AFTER posting, and `seen` is read BEFORE the port is drained, so
- * an answer that lands between the drain and the wait ends the wait at once instead of being missed.
+ * main thread sends an answer or the wall deadline passes; then settle whatever arrived. The main
+ * thread bumps `ring[REPLIES]` AFTER writing an answer (to the answer ring or the port), and `seen`
+ * is read BEFORE either is drained, so an answer that lands between the drain and the wait ends
+ * the wait at once instead of being missed.
  */
 function awaitReplies(run) {
   const seen = Atomics.load(ringWords, REPLIES)
@@ -370,31 +371,43 @@ function awaitReplies(run) {
 
 /** Resolve every answer that has arrived for this run, then run the guest once for all of them. */
 function takeReplies(run) {
-  answering = run
-  settledAny = false
-  answerReader.drain(settleFrame)
+  answerReader.drain(receive)
   for (let entry = receiveMessageOnPort(replies); entry !== undefined; entry = receiveMessageOnPort(replies)) {
-    settleFrame(entry.message)
+    receive(entry.message)
   }
-  answering = undefined
-  if (settledAny) pump(run)
-  return settledAny
+  if (received.length === 0) return false
+  // Frames come through the ring, and through the port when the ring cannot take them: settle them
+  // in the order the main thread sent them. (A frame posted to the port is there before any frame
+  // written to the ring after it, so one pass over both sees every earlier frame.)
+  if (received.length > 1) received.sort(bySequence)
+  let settled = false
+  try {
+    for (const frame of received) settled = settleFrame(run, frame) || settled
+  } finally {
+    received.length = 0
+  }
+  if (settled) pump(run)
+  return settled
 }
-/** The run {@link takeReplies} settles answers for, and whether it settled any. */
-let answering
-let settledAny = false
+/** Answer frames taken and not yet settled (decoded). */
+const received = []
+const receive = (text) => {
+  received.push(decodeAnswers(text))
+}
+const bySequence = (a, b) => a.seq - b.seq
 
-function settleFrame(text) {
-  const run = answering
-  const frame = decodeAnswers(text)
+/** Settle the answers of one frame; true if any was for a pending call of this run. */
+function settleFrame(run, frame) {
   // Late answers to an earlier run (it ended before the host answered) are dropped here.
-  if (frame.run !== run.id) return
+  if (frame.run !== run.id) return false
   const list = frame.answers
+  let settled = false
   for (let i = 0; i < list.length; i += 2) {
     if (!run.pending.delete(list[i])) continue
     settle(run, list[i], list[i + 1])
-    settledAny = true
+    settled = true
   }
+  return settled
 }
 
 /** Run guest code, counting the time spent as the guest's CPU time; then send the calls it started. */

@@ -162,6 +162,39 @@ describe('quickjs engine', () => {
     expect(result).toEqual({ ok: true, resultJson: JSON.stringify(['1:0:0', long(1), '1:2:2', '1:3:3', long(4), '1:5:5', '1:0:0', long(1), '1:2:2', '1:3:3']) })
   }, 30_000)
 
+  it('settles answers in the order the host gave them, whether they came by the answer ring or the port', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    // Call 0's answer is too big for the answer ring (the port takes it), call 1's is small; both
+    // arrive while the guest is busy, so the worker takes them together.
+    const big = 'é'.repeat(1_200_000)
+    const host: GuestHost = {
+      call: (_name, argsJson) => {
+        const { n } = JSON.parse(argsJson) as { n: number }
+        const [delayMs, value] = n === 0 ? [20, big] : n === 1 ? [60, 'small'] : [0, 'now']
+        return new Promise((resolve) => setTimeout(() => resolve({ ok: true, valueJson: JSON.stringify(value) }), delayMs))
+      },
+      log() {},
+    }
+    const code =
+      'const order = []\n' +
+      "const a = tools.echo({ n: 0 }).then(() => order.push('big'))\n" +
+      "const b = tools.echo({ n: 1 }).then(() => order.push('small'))\n" +
+      'await tools.echo({ n: 2 })\n' +
+      'const until = Date.now() + 150\nwhile (Date.now() < until) {}\n' +
+      'await Promise.all([a, b])\nreturn order'
+    const limits = resolveLimits({ ...CONTRACT_LIMITS, memoryLimitBytes: 64 * 1024 * 1024 })
+    const result = await engine.run({ code, tools: CONTRACT_TOOLS, limits, host, signal: new AbortController().signal })
+    expect(result).toEqual({ ok: true, resultJson: '["big","small"]' })
+  })
+
+  it('hands the guest a lone surrogate in an answer as it is', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    const host: GuestHost = { call: async () => ({ ok: true, valueJson: '"a\uD800b"' }), log() {} }
+    const code = 'const s = await tools.echo({})\nreturn [s.length, s.charCodeAt(1)]'
+    const result = await engine.run({ code, tools: CONTRACT_TOOLS, limits: resolveLimits(CONTRACT_LIMITS), host, signal: new AbortController().signal })
+    expect(result).toEqual({ ok: true, resultJson: '[3,55296]' })
+  })
+
   it('starts runs on prepared contexts that never carry state from an earlier run', async () => {
     await using engine = createQuickJSEngine({ workers: 1 })
     const probe = 'const seen = typeof globalThis.mark; globalThis.mark = 1; return [seen, typeof tools.echo, Object.isFrozen(console)]'

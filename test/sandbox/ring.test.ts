@@ -106,10 +106,10 @@ describe('rings', () => {
 
   it('answer frames round-trip, whatever the envelopes hold', () => {
     const answers = [0, '{"ok":true,"value":"1,2,3"}', 17, '{"ok":false,"message":"é中😀, 4,5"}', 3, '{"ok":true,"value":""}']
-    const text = encodeAnswers(42, answers)
-    expect(decodeAnswers(text)).toEqual({ run: 42, answers })
-    expect(decodeAnswers(encodeAnswers(7, []))).toEqual({ run: 7, answers: [] })
-    for (const bad of ['', 'x,', '1', '1,2', '1,2,', '1,2,50,{}', '1,-2,2,{}', '1,2,2']) {
+    const text = encodeAnswers(9, 42, answers)
+    expect(decodeAnswers(text)).toEqual({ seq: 9, run: 42, answers })
+    expect(decodeAnswers(encodeAnswers(0, 7, []))).toEqual({ seq: 0, run: 7, answers: [] })
+    for (const bad of ['', 'x,', '1', '1,2', '1,2,3', '1,2,3,', '1,2,3,50,{}', '1,2,-3,2,{}', '1,2,3,2', '-1,2,']) {
       expect(() => decodeAnswers(bad), bad).toThrow('malformed answer frame')
     }
   })
