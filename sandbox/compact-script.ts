@@ -7,8 +7,13 @@
  * Every token is kept, in order, and so is every line break between tokens (line numbers do not
  * move, and automatic semicolon insertion sees the same lines); only comments, indentation and
  * spaces go, except where two tokens would run together. The result is scanned again and must
- * give the same tokens and line breaks, or the source is returned unchanged. Not for programs: a
- * regular expression literal is scanned as a division here, which the check would reject.
+ * give the same tokens and line breaks, or the source is returned unchanged.
+ *
+ * The scanner here knows no context, so it cannot tell a regular expression literal from a
+ * division, and the check cannot either (both scans would agree on the wrong tokens): a source with
+ * a slash anywhere a regular expression could start is returned unchanged, and so is one whose
+ * compact form would hold `<!--` or `-->`, which a script reads as a comment. Meant for the
+ * engines' own scripts, not for programs.
  */
 
 import ts from 'typescript'
@@ -22,7 +27,7 @@ interface Token {
 
 export function compactScript(source: string): string {
   const tokens = scan(source)
-  if (tokens === undefined) return source
+  if (tokens === undefined || tokens.some((token, i) => isSlash(token) && !endsOperand(tokens[i - 1]))) return source
   let out = ''
   let previous: Token | undefined
   for (const token of tokens) {
@@ -31,7 +36,33 @@ export function compactScript(source: string): string {
     out += token.text
     previous = token
   }
+  if (out.includes('<!--') || out.includes('-->')) return source
   return sameTokens(tokens, scan(out)) ? out : source
+}
+
+function isSlash(token: Token): boolean {
+  return token.kind === ts.SyntaxKind.SlashToken || token.kind === ts.SyntaxKind.SlashEqualsToken
+}
+
+/** Tokens after which a slash can only be a division (after `}`, `++` or a keyword it may start a regular expression). */
+function endsOperand(token: Token | undefined): boolean {
+  if (token === undefined) return false
+  switch (token.kind) {
+    case ts.SyntaxKind.Identifier:
+    case ts.SyntaxKind.NumericLiteral:
+    case ts.SyntaxKind.BigIntLiteral:
+    case ts.SyntaxKind.StringLiteral:
+    case ts.SyntaxKind.CloseParenToken:
+    case ts.SyntaxKind.CloseBracketToken:
+    case ts.SyntaxKind.ThisKeyword:
+    case ts.SyntaxKind.SuperKeyword:
+    case ts.SyntaxKind.NullKeyword:
+    case ts.SyntaxKind.TrueKeyword:
+    case ts.SyntaxKind.FalseKeyword:
+      return true
+    default:
+      return false
+  }
 }
 
 /** The tokens of `text`, or undefined if it holds something this scanner does not handle. */

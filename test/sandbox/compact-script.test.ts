@@ -20,7 +20,19 @@ describe('compactScript', () => {
     for (const source of ['y = 1 .toString()', 'r = `t${1}`', 'var a = "\\u{1F600}" + `x`']) expect(compactScript(source)).toBe(source)
   })
 
-  it('compacts the prelude, which stays the same program line for line', () => {
+  it('leaves a source alone where a slash may start a regular expression, whose spaces matter', () => {
+    for (const source of ['var r = /a  b/', 'f(/ +/)', 'if (x) {} /a b/.test(s)', 'return /x y/', 'a = [/ +/]', 'b = c ? /x y/ : 1']) {
+      expect(compactScript(source), source).toBe(source)
+    }
+    // A slash after an operand is a division, and goes on being compacted.
+    expect(compactScript('q = a / b / (c) / d[0] / 2; x /= 2')).toBe('q=a/b/(c)/d[0]/2;x/=2')
+  })
+
+  it('leaves a source alone whose compact form would hold an HTML-like comment', () => {
+    for (const source of ['x = a < !--b', 'y = a-- > b']) expect(compactScript(source), source).toBe(source)
+  })
+
+  it('compacts the prelude', () => {
     const prelude = guestRuntimeSource()
     expect(prelude.length).toBeLessThan(15_000)
     expect(prelude).not.toMatch(/\/\/ |\/\*/)
