@@ -109,7 +109,12 @@ export class KeepAwake {
   readonly #turn = (): void => {
     try {
       const pollers = this.#pollers
-      for (let i = 0; i < pollers.length; i++) (pollers[i] as AwakePoller).poll()
+      for (let i = 0; i < pollers.length; i++) {
+        const poller = pollers[i] as AwakePoller
+        poller.poll()
+        // Handling a message may withdraw a poller (a run ended); do not skip the one that moved up.
+        if (pollers[i] !== poller) i--
+      }
     } finally {
       // Whatever a poller's handler did, the window either goes on or closes properly: a window
       // left half open would keep every engine believing the main thread polls it.

@@ -41,7 +41,8 @@ export interface QuickJSEngineOptions {
    * Microseconds each side of a sub-call stays awake for the other before it sleeps (default
    * {@link DEFAULT_SPIN_MICROS}): the worker spins for an answer, and after each answer the main
    * thread keeps its event loop turning (never blocking it; see sandbox/keep-awake.ts) for the
-   * worker's next message. Waking a sleeping thread costs 40-100 us on small VMs, most of what a
+   * worker's next message, longer (up to `STRETCH` times as long) while the worker is still
+   * working toward it. Waking a sleeping thread costs 40-100 us on small VMs, most of what a
    * sequential sub-call would cost; both sides back off when the other keeps taking longer.
    * 0 never spins (least CPU; each sub-call then pays both wake-ups).
    */

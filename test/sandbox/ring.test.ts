@@ -270,6 +270,19 @@ describe('keep-awake', () => {
     expect(p.asked).toBe(4)
   })
 
+  it('polls every poller in a turn even when one withdraws while it is polled', async () => {
+    const keepAwake = new KeepAwake(5_000)
+    const first = poller()
+    const stopFirst = keepAwake.register({ ...first, poll: () => stopFirst() })
+    const second = poller()
+    keepAwake.register(second)
+    keepAwake.answered()
+    // Runs right after the window's first turn, in the same phase of the event loop.
+    const polledInFirstTurn = await new Promise<number>((resolve) => setImmediate(() => resolve(second.polls)))
+    expect(polledInFirstTurn).toBe(1)
+    await closed(second)
+  })
+
   it('does nothing with a window of 0', async () => {
     const keepAwake = new KeepAwake(0)
     const p = poller()
