@@ -164,6 +164,9 @@ var breach = g.__codemode_breach;
 delete g.__codemode_breach;
 var PromiseCtor = Promise;
 var setPrototypeOf = Object.setPrototypeOf;
+var apply = Reflect.apply;
+var indexOf = String.prototype.indexOf;
+var slice = String.prototype.slice;
 function list() { var a = []; setPrototypeOf(a, null); return a; }
 var queue = '';
 // Per pending call id: the promise's resolve and reject, and the prelude's decode (see settle).
@@ -191,20 +194,33 @@ return Object.freeze({
     queue = '';
     return text;
   },
-  settle: function (id, envelope) {
-    var resolve = waiting[id];
-    if (typeof resolve !== 'function') return;
-    var reject = failing[id];
-    var decode = decoders[id];
-    waiting[id] = undefined;
-    failing[id] = undefined;
-    decoders[id] = undefined;
-    inFlight = inFlight - 1;
-    var value;
-    try { value = decode(envelope); } catch (error) { reject(error); return; }
-    resolve(value);
+  // Answers as the worker hands them over, in one text: '<id>,<envelope length>,<envelope>' for
+  // each (lengths in UTF-16 code units). String methods are the ones read before the program ran.
+  settle: function (text) {
+    var at = 0;
+    while (at < text.length) {
+      var comma = apply(indexOf, text, [',', at]);
+      var id = +apply(slice, text, [at, comma]);
+      var next = apply(indexOf, text, [',', comma + 1]);
+      var end = next + 1 + +apply(slice, text, [comma + 1, next]);
+      settleOne(id, apply(slice, text, [next + 1, end]));
+      at = end;
+    }
   },
 });
+function settleOne(id, envelope) {
+  var resolve = waiting[id];
+  if (typeof resolve !== 'function') return;
+  var reject = failing[id];
+  var decode = decoders[id];
+  waiting[id] = undefined;
+  failing[id] = undefined;
+  decoders[id] = undefined;
+  inFlight = inFlight - 1;
+  var value;
+  try { value = decode(envelope); } catch (error) { reject(error); return; }
+  resolve(value);
+}
 })()`
 
 /** Which count `__codemode_breach` reports, by its argument. */
@@ -398,16 +414,19 @@ const bySequence = (a, b) => a.seq - b.seq
 
 /** Settle the answers of one frame; true if any was for a pending call of this run. */
 function settleFrame(run, frame) {
-  // Late answers to an earlier run (it ended before the host answered) are dropped here.
+  // Late answers to an earlier run (it ended before the host answered) are dropped here, and so
+  // would be one to a call that is not pending.
   if (frame.run !== run.id) return false
   const list = frame.answers
-  let settled = false
+  let text = ''
   for (let i = 0; i < list.length; i += 2) {
     if (!run.pending.delete(list[i])) continue
-    settle(run, list[i], list[i + 1])
-    settled = true
+    const envelope = list[i + 1]
+    text += `${list[i]},${envelope.length},${envelope}`
   }
-  return settled
+  if (text === '') return false
+  settle(run, text)
+  return true
 }
 
 /** Run guest code, counting the time spent as the guest's CPU time; then send the calls it started. */
@@ -434,21 +453,22 @@ function endSlice(run) {
   cpuClock[1] = run.cpuUsed
 }
 
-/** Settle the guest's promise of sub-call `id` with what the envelope text decodes to. */
-function settle(run, id, envelope) {
+/**
+ * Settle the guest's promises of the sub-calls in `answers` (see CALL_QUEUE's settle) with what
+ * their envelopes decode to: one crossing into the guest for all the answers of a frame.
+ */
+function settle(run, answers) {
   const { context } = run
-  const idHandle = context.newNumber(id)
-  const text = context.newString(envelope)
+  const text = context.newString(answers)
   // Settling can run program code: resolving a call's promise with an object looks up its `then`,
   // which a program may have planted on Object.prototype. That is the guest's time, under its limits.
   startSlice(run)
   let result
   try {
-    result = context.callFunction(run.queue.settle, context.undefined, idHandle, text)
+    result = context.callFunction(run.queue.settle, context.undefined, text)
   } finally {
     endSlice(run)
   }
-  idHandle.dispose()
   text.dispose()
   // `settle` catches what decoding and resolving throw: it fails only on an exhausted heap, or when
   // the run is being stopped for a limit (run.kill, which fault() reports first).

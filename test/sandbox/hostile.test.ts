@@ -498,6 +498,19 @@ describe.each(enginesUnderTest())('hostile programs through run_code on $name', 
       )
     })
 
+    it('hands answers that arrive together to each call whole after the string methods are polluted', async () => {
+      await attack(
+        [
+          'String.prototype.indexOf = () => 0',
+          "String.prototype.slice = () => '{\"ok\":true,\"value\":\"forged\"}'",
+          "String.prototype.substring = () => 'forged'",
+          "String.prototype.split = () => ['forged']",
+          "return await Promise.all([tools.echo({ a: 1 }), tools.echo({ b: 'x,2,y' }), tools.echo({ c: [3] })])",
+        ].join('\n'),
+        { value: [{ a: 1 }, { b: 'x,2,y' }, { c: [3] }] },
+      )
+    })
+
     it('cannot forge, drop or add sub-calls by polluting what an engine might queue them with', async () => {
       const session = await attack(
         [
