@@ -164,9 +164,6 @@ var breach = g.__codemode_breach;
 delete g.__codemode_breach;
 var PromiseCtor = Promise;
 var setPrototypeOf = Object.setPrototypeOf;
-var apply = Reflect.apply;
-var indexOf = String.prototype.indexOf;
-var slice = String.prototype.slice;
 function list() { var a = []; setPrototypeOf(a, null); return a; }
 var queue = '';
 // Per pending call id: the promise's resolve and reject, and the prelude's decode (see settle).
@@ -194,33 +191,20 @@ return Object.freeze({
     queue = '';
     return text;
   },
-  // Answers as the worker hands them over, in one text: '<id>,<envelope length>,<envelope>' for
-  // each (lengths in UTF-16 code units). String methods are the ones read before the program ran.
-  settle: function (text) {
-    var at = 0;
-    while (at < text.length) {
-      var comma = apply(indexOf, text, [',', at]);
-      var id = +apply(slice, text, [at, comma]);
-      var next = apply(indexOf, text, [',', comma + 1]);
-      var end = next + 1 + +apply(slice, text, [comma + 1, next]);
-      settleOne(id, apply(slice, text, [next + 1, end]));
-      at = end;
-    }
+  settle: function (id, envelope) {
+    var resolve = waiting[id];
+    if (typeof resolve !== 'function') return;
+    var reject = failing[id];
+    var decode = decoders[id];
+    waiting[id] = undefined;
+    failing[id] = undefined;
+    decoders[id] = undefined;
+    inFlight = inFlight - 1;
+    var value;
+    try { value = decode(envelope); } catch (error) { reject(error); return; }
+    resolve(value);
   },
 });
-function settleOne(id, envelope) {
-  var resolve = waiting[id];
-  if (typeof resolve !== 'function') return;
-  var reject = failing[id];
-  var decode = decoders[id];
-  waiting[id] = undefined;
-  failing[id] = undefined;
-  decoders[id] = undefined;
-  inFlight = inFlight - 1;
-  var value;
-  try { value = decode(envelope); } catch (error) { reject(error); return; }
-  resolve(value);
-}
 })()`
 
 /** Which count `__codemode_breach` reports, by its argument. */
@@ -412,21 +396,30 @@ const receive = (text) => {
 }
 const bySequence = (a, b) => a.seq - b.seq
 
-/** Settle the answers of one frame; true if any was for a pending call of this run. */
+/**
+ * Settle the answers of one frame; true if any was for a pending call of this run. One call into
+ * the guest per answer: measured, that is cheaper than handing the guest all of a frame's answers
+ * as one text to take apart (2.1 us per answer against 3.7-4.9, the guest's string handling being
+ * slower than the bindings' crossing).
+ */
 function settleFrame(run, frame) {
-  // Late answers to an earlier run (it ended before the host answered) are dropped here, and so
-  // would be one to a call that is not pending.
+  // Late answers to an earlier run (it ended before the host answered) are dropped here.
   if (frame.run !== run.id) return false
   const list = frame.answers
-  let text = ''
-  for (let i = 0; i < list.length; i += 2) {
-    if (!run.pending.delete(list[i])) continue
-    const envelope = list[i + 1]
-    text += `${list[i]},${envelope.length},${envelope}`
+  let settled = false
+  // Settling can run program code: resolving a call's promise with an object looks up its `then`,
+  // which a program may have planted on Object.prototype. That is the guest's time, under its limits.
+  startSlice(run)
+  try {
+    for (let i = 0; i < list.length; i += 2) {
+      if (!run.pending.delete(list[i])) continue
+      settle(run, list[i], list[i + 1])
+      settled = true
+    }
+  } finally {
+    endSlice(run)
   }
-  if (text === '') return false
-  settle(run, text)
-  return true
+  return settled
 }
 
 /** Run guest code, counting the time spent as the guest's CPU time; then send the calls it started. */
@@ -453,22 +446,13 @@ function endSlice(run) {
   cpuClock[1] = run.cpuUsed
 }
 
-/**
- * Settle the guest's promises of the sub-calls in `answers` (see CALL_QUEUE's settle) with what
- * their envelopes decode to: one crossing into the guest for all the answers of a frame.
- */
-function settle(run, answers) {
+/** Settle the guest's promise of sub-call `id` with what the envelope text decodes to. */
+function settle(run, id, envelope) {
   const { context } = run
-  const text = context.newString(answers)
-  // Settling can run program code: resolving a call's promise with an object looks up its `then`,
-  // which a program may have planted on Object.prototype. That is the guest's time, under its limits.
-  startSlice(run)
-  let result
-  try {
-    result = context.callFunction(run.queue.settle, context.undefined, text)
-  } finally {
-    endSlice(run)
-  }
+  const idHandle = context.newNumber(id)
+  const text = context.newString(envelope)
+  const result = context.callFunction(run.queue.settle, context.undefined, idHandle, text)
+  idHandle.dispose()
   text.dispose()
   // `settle` catches what decoding and resolving throw: it fails only on an exhausted heap, or when
   // the run is being stopped for a limit (run.kill, which fault() reports first).
