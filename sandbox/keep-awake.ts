@@ -23,7 +23,6 @@
  * next answers find the main thread asleep too, and every call pays both wake-ups (measured:
  * 300-370 us per sub-call instead of 60-90 in the same minutes).
  */
-import { SpinBackoff } from './spin-backoff.js'
 
 export interface AwakePoller {
   /** Told when the main thread starts (`true`) and stops (`false`) polling for it. */
@@ -143,5 +142,42 @@ export class KeepAwake {
       if (this.#active) this.#backoff.hit()
       else this.#backoff.miss()
     }
+  }
+}
+
+/** Consecutive idle windows tolerated before backing off. */
+const GRACE = 3
+/** Most windows skipped in a row once backing off. */
+const MAX_SKIP = 64
+
+/**
+ * When the main thread should open a window. Staying awake only pays when the engine calls back
+ * within it. It pays a lot on an idle machine, where a sleeping thread takes 40-100 us to wake, and
+ * it costs when the machine is busy: a scheduler that puts both threads on one core cannot run the
+ * other side while this one spins. So a few misses in a row are tolerated (a stall on either side
+ * looks like one), then each further miss doubles how many windows are skipped, up to 64. One hit
+ * resets everything.
+ */
+export class SpinBackoff {
+  #misses = 0
+  #skip = 0
+
+  /** Whether to stay awake this time. */
+  shouldSpin(): boolean {
+    if (this.#skip === 0) return true
+    this.#skip -= 1
+    return false
+  }
+
+  /** The other side called back while this one was awake. */
+  hit(): void {
+    this.#misses = 0
+    this.#skip = 0
+  }
+
+  /** This side stayed awake for nothing. */
+  miss(): void {
+    this.#misses += 1
+    if (this.#misses >= GRACE) this.#skip = Math.min(2 ** (this.#misses - GRACE + 1), MAX_SKIP)
   }
 }

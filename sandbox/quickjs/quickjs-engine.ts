@@ -43,8 +43,9 @@ export interface QuickJSEngineOptions {
    * thread keeps its event loop turning (never blocking it; see sandbox/keep-awake.ts) for the
    * worker's next message, longer (up to `STRETCH` times as long) while the worker is still
    * working toward it. Waking a sleeping thread costs 40-100 us on small VMs, most of what a
-   * sequential sub-call would cost; both sides back off when the other keeps taking longer.
-   * 0 never spins (least CPU; each sub-call then pays both wake-ups).
+   * sequential sub-call would cost (and the main thread pays for waking the worker). The main
+   * thread backs off when the program keeps calling back late; the worker spins at most this long
+   * per sub-call. 0 never spins (least CPU; each sub-call then pays both wake-ups).
    */
   readonly spinMicros?: number
   /** @internal Tests only: a stand-in worker entry speaking the same protocol. */

@@ -33,11 +33,13 @@
 //    thread still ends a run by terminating the worker (which interrupts the wait) on abort or
 //    when its own watchdog fires.
 //  - Waking a sleeping thread costs 40-100 us on the small VMs this runs on, more than a whole
-//    sub-call should. So before it sleeps, the worker spins for a short while (`spinMicros`) on
-//    `ring[REPLIES]`: a fast tool's answer is usually there within tens of microseconds. Spinning
-//    backs off (spin-backoff.js) when answers keep taking longer, so a program calling slow tools
-//    costs no CPU beyond a few short spins. The main thread stays awake for the worker's next
-//    message in the same way, without blocking its event loop (sandbox/keep-awake.ts).
+//    sub-call should, and the thread that wakes it pays too: the main thread's Atomics.notify of a
+//    sleeping worker measured 80-250 us. So before it sleeps, the worker spins for a short while
+//    (`spinMicros`) on `ring[REPLIES]`: a fast tool's answer is usually there within tens of
+//    microseconds. It always does, with no backoff: a spin costs the worker at most `spinMicros`
+//    per sub-call, which a call that outlasts it took anyway, while a sleeping worker costs the
+//    host's event loop. The main thread stays awake for the worker's next message in a similar
+//    way, without blocking its event loop, and backs off (sandbox/keep-awake.ts).
 //  - Messages both ways go through shared memory, not `postMessage`, whose wake-up of an idle event
 //    loop costs a system call of about 10 us per message on those VMs, and whose structured clone
 //    costs more than the rest of the trip (ring.js).
@@ -48,7 +50,6 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
-import { SpinBackoff } from '../spin-backoff.js'
 import { REPLIES, RING_HEADER_BYTES, RingReader, WORKER_IDLE, createMessageSender, decodeAnswers } from './ring.js'
 
 const {
@@ -75,22 +76,15 @@ function send(message) {
 
 /** Spin until `ring[REPLIES]` moves off `seen` or the budget is spent; true if it moved. */
 function spinForReply(seen) {
-  if (spinMicros <= 0 || !replyBackoff.shouldSpin()) return false
+  if (spinMicros <= 0) return false
   const until = performance.now() + spinMicros / 1000
   // The clock is read every 16 looks only: `performance.now()` allocates, and garbage made while
   // spinning is collected while the guest runs.
   do {
-    for (let i = 0; i < 16; i++) {
-      if (Atomics.load(ringWords, REPLIES) !== seen) {
-        replyBackoff.hit()
-        return true
-      }
-    }
+    for (let i = 0; i < 16; i++) if (Atomics.load(ringWords, REPLIES) !== seen) return true
   } while (performance.now() < until)
-  replyBackoff.miss()
   return false
 }
-const replyBackoff = new SpinBackoff()
 /**
  * Published for the main thread's CPU check: [start of the running guest slice in ms since the
  * epoch, or -1; CPU ms of the run's ended slices; 1 + index in KILL_LIMITS of the limit this worker

@@ -1,8 +1,7 @@
 import { MessageChannel, Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
-import { KeepAwake, STRETCH } from '../../sandbox/keep-awake.ts'
+import { KeepAwake, STRETCH, SpinBackoff } from '../../sandbox/keep-awake.ts'
 import type { AwakePoller } from '../../sandbox/keep-awake.ts'
-import { SpinBackoff } from '../../sandbox/spin-backoff.js'
 import {
   MAIN_AWAKE,
   READ,
