@@ -15,7 +15,9 @@
 //    main thread polls the message ring on every turn (keep-awake.ts), else the worker rings a bell
 //    (an empty message on a port); `[WORKER_IDLE]`, 1 while the worker waits for answers with none
 //    in hand (set by the worker before it spins or sleeps, cleared by it when it wakes and by the
-//    main thread when it answers). The rest of the header is reserved.
+//    main thread when it answers); `[WORKER_SLEEPING]`, 1 while the worker waits in Atomics.wait
+//    (after its spin), the only time the main thread notifies `[REPLIES]` (a notify takes a
+//    process-wide lock even with nobody waiting). The rest of the header is reserved.
 //  - Frames: a 4-byte little-endian byte length, then that much UTF-8 text, wrapping around the
 //    end of the data area. A frame is never empty.
 
@@ -26,6 +28,7 @@ export const WRITE = 1
 export const READ = 2
 export const MAIN_AWAKE = 3
 export const WORKER_IDLE = 4
+export const WORKER_SLEEPING = 5
 
 /** A fresh ring's shared memory, with `dataBytes` of room for frames. */
 export function createRingBuffer(dataBytes = RING_DATA_BYTES) {

@@ -2,7 +2,7 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { SandboxLimitName } from '../engine.ts'
 import type { AwakePoller, KeepAwake } from '../keep-awake.ts'
-import { MAIN_AWAKE, REPLIES, RingReader, RingWriter, WORKER_IDLE, createRingBuffer, encodeAnswers } from './ring.js'
+import { MAIN_AWAKE, REPLIES, RingReader, RingWriter, WORKER_IDLE, WORKER_SLEEPING, createRingBuffer, encodeAnswers } from './ring.js'
 
 /**
  * A small pool of warm QuickJS worker threads, one program at a time per worker.
@@ -141,7 +141,10 @@ class Slot implements LeasedWorker, AwakePoller {
     }
     Atomics.store(this.ring.words, WORKER_IDLE, 0)
     Atomics.add(this.ring.words, REPLIES, 1)
-    Atomics.notify(this.ring.words, REPLIES)
+    // A spinning worker sees the bump by itself. The worker sets WORKER_SLEEPING before its wait
+    // compares the word, and this reads it after the bump: either it sees the flag, or the wait
+    // sees the new value and does not sleep.
+    if (Atomics.load(this.ring.words, WORKER_SLEEPING) === 1) Atomics.notify(this.ring.words, REPLIES)
   }
 
   attach(handler: WorkerRunHandler): void {

@@ -50,7 +50,7 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
-import { REPLIES, RING_HEADER_BYTES, RingReader, WORKER_IDLE, createMessageSender, decodeAnswers } from './ring.js'
+import { REPLIES, RING_HEADER_BYTES, RingReader, WORKER_IDLE, WORKER_SLEEPING, createMessageSender, decodeAnswers } from './ring.js'
 
 const {
   prelude,
@@ -359,7 +359,12 @@ function awaitReplies(run) {
   // awake longer only for a worker that is working toward its next message.
   Atomics.store(ringWords, WORKER_IDLE, 1)
   // A program waiting on nothing (a timer-free `await new Promise(() => {})`) just sleeps.
-  if (run.pending.size === 0 || !spinForReply(seen)) Atomics.wait(ringWords, REPLIES, seen, remaining)
+  if (run.pending.size === 0 || !spinForReply(seen)) {
+    // Only a sleeping worker is notified (ring.js): the flag is set before the wait reads the word.
+    Atomics.store(ringWords, WORKER_SLEEPING, 1)
+    Atomics.wait(ringWords, REPLIES, seen, remaining)
+    Atomics.store(ringWords, WORKER_SLEEPING, 0)
+  }
   Atomics.store(ringWords, WORKER_IDLE, 0)
 }
 
