@@ -18,10 +18,10 @@
  *
  * A window does not close while a poller says its engine is working toward its next message (it
  * was just woken by the answer, or is running the guest), up to {@link STRETCH} windows after the
- * answer. Without that, the two sides' backoffs feed each other on a slow machine: the main thread
- * gives up on a worker that was asleep and needed a slow wake-up before it could call again, so the
- * next answers find the main thread asleep too, and every call pays both wake-ups (measured:
- * 300-370 us per sub-call instead of 60-90 in the same minutes).
+ * answer. Without that, the main thread's backoff and the worker's sleep feed each other on a slow
+ * machine: the main thread gives up on a worker that was asleep and needed a slow wake-up before
+ * it could call again, so the next answers find the main thread asleep too, and every call pays
+ * both wake-ups (measured: 300-370 us per sub-call instead of 60-90 in the same minutes).
  */
 
 export interface AwakePoller {

@@ -16,7 +16,7 @@
 //    (an empty message on a port); `[WORKER_IDLE]`, 1 while the worker waits for answers with none
 //    in hand (set by the worker before it spins or sleeps, cleared by it when it wakes and by the
 //    main thread when it answers); `[WORKER_SLEEPING]`, 1 while the worker waits in Atomics.wait
-//    (after its spin), the only time the main thread notifies `[REPLIES]` (a notify takes a
+//    (after its spin, if any), the only time the main thread notifies `[REPLIES]` (a notify takes a
 //    process-wide lock even with nobody waiting). The rest of the header is reserved.
 //  - Frames: a 4-byte little-endian byte length, then that much UTF-8 text, wrapping around the
 //    end of the data area. A frame is never empty.

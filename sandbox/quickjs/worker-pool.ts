@@ -92,8 +92,8 @@ class Slot implements LeasedWorker, AwakePoller {
    * @param answers Sub-call answers to the worker (ring.js).
    * @param replies Our end of the channel for answers too big for the answer ring's free room; the
    *   worker reads its end with `receiveMessageOnPort` while it blocks, never through its event loop.
-   * @param ring Every message the worker sends (JSON frames); `ring.words[REPLIES]` is bumped and
-   *   notified after each answer, to wake the worker from `Atomics.wait`.
+   * @param ring Every message the worker sends (JSON frames); `ring.words[REPLIES]` is bumped after
+   *   each answer, and notified when the worker sleeps in `Atomics.wait` (see {@link reply}).
    * @param bell Our end of the port the worker rings when it wrote to the ring unwatched.
    * @param onMessage Handles one worker message.
    */

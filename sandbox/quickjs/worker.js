@@ -7,7 +7,8 @@
 //                  answers of sub-calls (ring.js `encodeAnswers`), as frames in the answer ring,
 //                                                       or on the `replies` port when a frame does
 //                                                       not fit; the main thread then bumps
-//                                                       `ring[REPLIES]` and notifies it
+//                                                       `ring[REPLIES]`, and notifies it if the
+//                                                       worker sleeps (`ring[WORKER_SLEEPING]`)
 //   worker → main, as JSON frames in the message ring (see ring.js), with an empty message on
 //   the `bell` port when the main thread is not polling the ring:
 //                  { t: 'ready' }                       idle, with a prepared context
@@ -399,7 +400,8 @@ const bySequence = (a, b) => a.seq - b.seq
  * Settle the answers of one frame; true if any was for a pending call of this run. One call into
  * the guest per answer: measured, that is cheaper than handing the guest all of a frame's answers
  * as one text to take apart (2.1 us per answer against 3.7-4.9, the guest's string handling being
- * slower than the bindings' crossing).
+ * slower than the bindings' crossing). The whole frame is one CPU slice of the guest, copying the
+ * answers into its heap included (the guest asked for them).
  */
 function settleFrame(run, frame) {
   // Late answers to an earlier run (it ended before the host answered) are dropped here.
