@@ -2,6 +2,7 @@ import { ToolError, ToolErrorCode, ToolNotFoundError, ToolOutputError } from './
 import type { ToolEventBus } from './events.ts'
 import { runWaterfall } from './events.ts'
 import type {
+  CallId,
   CodeDispatchLog,
   PostToolDecision,
   PreToolDecision,
@@ -218,13 +219,9 @@ export async function runPipeline(
       argsError = error
     }
   }
-  // Filled in key order rather than with conditional spreads (see executionFields).
-  const fields = { callId: input.callId, rootCallId: input.rootCallId ?? input.callId, name: input.name, arguments: args } as Writable<ToolExecution>
-  if (agent !== undefined) fields.agent = agent
-  if (input.parent !== undefined) fields.parent = input.parent
-  fields.signal = input.signal
-  fields.token = token
-  const exec: ToolExecution = Object.freeze(fields)
+  const exec: ToolExecution = Object.freeze(
+    executionFields(input.callId, input.rootCallId ?? input.callId, input.name, args, agent, input.parent, input.signal, token),
+  )
 
   // Resolved even for invalid arguments: the definition's finalizeContent sees that outcome too.
   const resolved = resolveTool(host, caller, exec)
@@ -503,17 +500,26 @@ function adoptForeignResult(entry: RegisteredTool, exec: ToolExecution, value: u
 }
 
 /**
- * A copy of `exec`'s fields in their fixed order (callId, rootCallId, name, arguments, agent?,
- * parent?, signal, token) with `signal` in place, for the caller to extend and freeze. Assigned one
- * by one: spreading the frozen execution, like a conditional spread, takes V8's slow object-clone
- * path, several times slower, on every call.
+ * The fields of an execution record in their fixed order (callId, rootCallId, name, arguments,
+ * agent?, parent?, signal, token), for the caller to extend and freeze: the execution itself, and
+ * its body's run context. Assigned one by one: a conditional spread, or a spread of the frozen
+ * execution, takes V8's slow object-clone path, several times slower, on every call.
  */
-function executionFields(exec: ToolExecution, signal: AbortSignal): Writable<ToolExecution> {
-  const fields = { callId: exec.callId, rootCallId: exec.rootCallId, name: exec.name, arguments: exec.arguments } as Writable<ToolExecution>
-  if (exec.agent !== undefined) fields.agent = exec.agent
-  if (exec.parent !== undefined) fields.parent = exec.parent
+function executionFields(
+  callId: CallId,
+  rootCallId: CallId,
+  name: string,
+  args: unknown,
+  agent: Agent | undefined,
+  parent: ToolExecutionToken | undefined,
+  signal: AbortSignal,
+  token: ToolExecutionToken,
+): Writable<ToolExecution> {
+  const fields = { callId, rootCallId, name, arguments: args } as Writable<ToolExecution>
+  if (agent !== undefined) fields.agent = agent
+  if (parent !== undefined) fields.parent = parent
   fields.signal = signal
-  fields.token = exec.token
+  fields.token = token
   return fields
 }
 
@@ -535,7 +541,7 @@ async function runBody(
     if (!open) throw new ToolError(ToolErrorCode.TOOL_FAILED, 'concludeTurn() was called after the tool body settled')
     concludes = true
   }
-  const fields = executionFields(exec, signal) as Writable<ToolRunContext>
+  const fields = executionFields(exec.callId, exec.rootCallId, exec.name, exec.arguments, exec.agent, exec.parent, signal, exec.token) as Writable<ToolRunContext>
   fields.deferContext = deferContext
   fields.concludeTurn = concludeTurn
   const runContext: ToolRunContext = Object.freeze(fields)
