@@ -503,13 +503,11 @@ class TextParser {
     const token = match[0]
     this.#at += token.length
     const value = Number(token)
-    // Short plain integers are always exact: skip the digit comparison on the common case.
-    if (!(token.length <= 15 && Number.isSafeInteger(value) && !/[.eE]/.test(token))) {
-      if (this.#rule === 'outside') {
-        if (!isSafeNumber(token)) return this.#fail(unsafeNumber(token), start)
-      } else if (!Number.isFinite(value) || compareNumber(token, String(value)) !== 0) {
-        return this.#fail(unsafeNumber(token), start)
-      }
+    // Short plain integers, always exact, were read above: here a token can lose digits.
+    if (this.#rule === 'outside') {
+      if (!isSafeNumber(token)) return this.#fail(unsafeNumber(token), start)
+    } else if (!Number.isFinite(value) || compareNumber(token, String(value)) !== 0) {
+      return this.#fail(unsafeNumber(token), start)
     }
     if (value === 0 && token.charCodeAt(0) === 0x2d) return this.#fail('-0 is not JSON (it would read back as 0)', start)
     return value
