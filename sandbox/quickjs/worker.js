@@ -117,8 +117,10 @@ let wasmMemory
 let wasmMaxBytes = 0
 
 /**
- * The prepared context: `{ runtime, context, api, box }`, fresh, the prelude evaluated, no program
- * run in it yet; `box.run` is the run it serves once taken. Undefined while none is prepared.
+ * The prepared context: `{ runtime, context, api, box, calls }`, fresh, the prelude evaluated, no
+ * program run in it yet; `box.run` is the run it serves once taken; `calls` holds the call queue's
+ * control functions (see CALL_QUEUE) and every handle to free with them. Undefined while none is
+ * prepared.
  */
 let spare
 
@@ -161,13 +163,14 @@ var PromiseCtor = Promise;
 var setPrototypeOf = Object.setPrototypeOf;
 function list() { var a = []; setPrototypeOf(a, null); return a; }
 var queue = '';
-// Per pending call id: the promise's resolve and reject, and the prelude's decode (see settle).
+// Per pending call id: the promise's resolve and reject.
 var waiting = list();
 var failing = list();
-var decoders = list();
+// The prelude's decode (see settle), the same function on every call.
+var decode;
 var made = 0, inFlight = 0, maxCalls = 0, maxInFlight = 0;
 function never() {}
-g.__codemode_call = function (name, argsJson, decode) {
+g.__codemode_call = function (name, argsJson, decodeAnswer) {
   made = made + 1;
   inFlight = inFlight + 1;
   if (made > maxCalls) { breach(0); return new PromiseCtor(never); }
@@ -176,7 +179,7 @@ g.__codemode_call = function (name, argsJson, decode) {
   if (typeof name !== 'string') name = '';
   if (typeof argsJson !== 'string') argsJson = '';
   queue = queue + id + ',' + name.length + ',' + argsJson.length + ',' + name + argsJson;
-  decoders[id] = decode;
+  decode = decodeAnswer;
   return new PromiseCtor(function (resolve, reject) { waiting[id] = resolve; failing[id] = reject; });
 };
 return Object.freeze({
@@ -190,10 +193,8 @@ return Object.freeze({
     var resolve = waiting[id];
     if (typeof resolve !== 'function') return;
     var reject = failing[id];
-    var decode = decoders[id];
     waiting[id] = undefined;
     failing[id] = undefined;
-    decoders[id] = undefined;
     inFlight = inFlight - 1;
     var value;
     try { value = decode(envelope); } catch (error) { reject(error); return; }
@@ -215,7 +216,7 @@ function prepareContext() {
   const runtime = quickjs.newRuntime()
   const box = { run: undefined }
   let context
-  let queue
+  // The call queue's control object, then its functions; all freed before the context.
   const handles = []
   try {
     runtime.setMemoryLimit(moduleMemoryLimit)
@@ -227,7 +228,8 @@ function prepareContext() {
     })
     context.setProp(context.global, '__codemode_breach', breach)
     breach.dispose()
-    queue = evaluate(context, CALL_QUEUE, 'codemode-calls.js')
+    const queue = evaluate(context, CALL_QUEUE, 'codemode-calls.js')
+    handles.push(queue)
     for (const name of ['configure', 'take', 'settle']) handles.push(context.getProp(queue, name))
     const log = context.newFunction('__codemode_log', (levelHandle, textHandle) => {
       if (box.run !== undefined) hostLog(box.run, levelHandle, textHandle)
@@ -235,11 +237,10 @@ function prepareContext() {
     context.setProp(context.global, '__codemode_log', log)
     log.dispose()
     const api = evaluate(context, prelude, runtimeFilename)
-    const [configure, take, settle] = handles
-    return { runtime, context, api, box, queue, configure, take, settle }
+    const [, configure, take, settle] = handles
+    return { runtime, context, api, box, calls: { handles, configure, take, settle } }
   } catch (error) {
     for (const handle of handles) handle.dispose()
-    queue?.dispose()
     context?.dispose()
     runtime.dispose()
     throw error
@@ -285,8 +286,8 @@ async function startRun(message) {
     context: undefined,
     api: undefined,
     promise: undefined,
-    /** The call queue's control functions (see CALL_QUEUE). */
-    queue: undefined,
+    /** The call queue's control functions (see CALL_QUEUE and `spare`). */
+    calls: undefined,
     /** Ids of the sub-calls sent to the main thread and not yet answered. */
     pending: new Set(),
     /** Sub-calls taken from the guest's queue so far. */
@@ -317,13 +318,13 @@ function begin(run, message) {
   run.runtime = runtime
   run.context = context
   run.api = prepared.api
-  run.queue = prepared
+  run.calls = prepared.calls
   runtime.setMemoryLimit(run.limits.memoryLimitBytes)
   runtime.setMaxStackSize(Math.min(run.limits.stackSizeBytes, MAX_STACK_BYTES))
   prepared.box.run = run
   const maxCalls = context.newNumber(run.limits.maxSubCalls)
   const maxInFlight = context.newNumber(run.limits.maxSubCallsInFlight)
-  context.unwrapResult(context.callFunction(prepared.configure, context.undefined, maxCalls, maxInFlight)).dispose()
+  context.unwrapResult(context.callFunction(prepared.calls.configure, context.undefined, maxCalls, maxInFlight)).dispose()
   maxCalls.dispose()
   maxInFlight.dispose()
 
@@ -452,7 +453,7 @@ function settle(run, id, envelope) {
   const { context } = run
   const idHandle = context.newNumber(id)
   const text = context.newString(envelope)
-  const result = context.callFunction(run.queue.settle, context.undefined, idHandle, text)
+  const result = context.callFunction(run.calls.settle, context.undefined, idHandle, text)
   idHandle.dispose()
   text.dispose()
   // `settle` catches what decoding and resolving throw: it fails only on an exhausted heap, or when
@@ -469,7 +470,7 @@ function settle(run, id, envelope) {
 function flushCalls(run) {
   if (run.done) return
   const { context } = run
-  const taken = context.callFunction(run.queue.take, context.undefined)
+  const taken = context.callFunction(run.calls.take, context.undefined)
   if (taken.error !== undefined) {
     // `take` runs no program code: it fails only on an exhausted heap. Not failWith: this may run
     // inside a guest slice (from hostLog), and describing the error would start a nested one.
@@ -652,7 +653,7 @@ function finishRun(run, outcome, reset) {
 function recycle(run) {
   if (!run.reset) {
     try {
-      for (const handle of [run.queue?.configure, run.queue?.take, run.queue?.settle, run.queue?.queue]) handle?.dispose()
+      for (const handle of run.calls?.handles ?? []) handle.dispose()
       run.promise?.dispose()
       run.api?.dispose()
       run.context?.dispose()
