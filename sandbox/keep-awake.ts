@@ -139,8 +139,8 @@ export class KeepAwake {
       // A copy: handling a message may withdraw a poller, which must not make the next one skipped.
       for (const poller of [...this.#pollers]) poller.poll()
     } finally {
-      if (this.#active) this.#backoff.hit()
-      else this.#backoff.miss()
+      // A window that saw activity already counted it as a hit (see activity).
+      if (!this.#active) this.#backoff.miss()
     }
   }
 }

@@ -188,9 +188,14 @@ class Slot implements LeasedWorker, AwakePoller {
     return Atomics.load(this.ring.words, WORKER_IDLE) === 0
   }
 
-  close(): void {
+  /** The main thread no longer polls this worker's ring when it stays awake. */
+  stopPolling(): void {
     this.unpoll?.()
     this.unpoll = undefined
+  }
+
+  close(): void {
+    this.stopPolling()
     this.replies.close()
     this.bell.close()
   }
@@ -267,8 +272,7 @@ export class WorkerPool {
   release(worker: LeasedWorker): void {
     const slot = worker as Slot
     slot.handler = undefined
-    slot.unpoll?.()
-    slot.unpoll = undefined
+    slot.stopPolling()
   }
 
   /** The run gave up on this worker (abort, watchdog): kill the thread now and start a fresh one. */
