@@ -97,11 +97,46 @@ export class RunBridge implements GuestHost {
     for (const contexts of this.#contexts) for (const context of contexts ?? []) this.#exec.deferContext(context)
   }
 
-  /** One sub-call, counted in flight until it has settled and been logged. Never rejects. */
+  /**
+   * One sub-call, counted in flight until it has settled and been logged. Never rejects. One async
+   * function rather than a wrapper around another: this runs for every call a program makes.
+   */
   async #settle(index: number, name: string, argsJson: string): Promise<HostCallOutcome> {
     this.#inFlight++
     try {
-      return await this.#dispatch(index, name, argsJson)
+      const exec = this.#exec
+      const callId = this.#callId
+      const subCallId = `${callId}:code:${index}`
+      let args: JsonValue
+      try {
+        args = parseDurableJson(argsJson, 'arguments')
+      } catch (error) {
+        return { ok: false, message: `invalid arguments for "${name}": ${(error as Error).message}`, code: ToolErrorCode.INVALID_ARGS }
+      }
+      const agent = this.#agent
+      // Two literals rather than a conditional spread, which takes V8's slow object-clone path.
+      const input: ToolExecutionInput =
+        agent === undefined
+          ? { callId: subCallId, rootCallId: exec.rootCallId, name, arguments: args, parent: exec.token, signal: this.#signal }
+          : { callId: subCallId, rootCallId: exec.rootCallId, name, arguments: args, parent: exec.token, signal: this.#signal, agent }
+      if (this.#session !== undefined) await this.#append(this.#session, codeDispatchStartEvent(callId, subCallId, name, args))
+      const mode = this.#host.executionMode(input)
+      const result = await this.#scheduler.run(mode, () => this.#host.execute(input))
+      const { isError } = result
+      const content = await this.#host.codeDispatchLog(
+        agent === undefined
+          ? { exec, subCallId, name, isError, content: result.content }
+          : { exec, agent, subCallId, name, isError, content: result.content },
+      )
+      if (this.#session !== undefined) {
+        await this.#append(this.#session, codeDispatchEvent(callId, subCallId, name, args, isError, content))
+      }
+      if (result.additionalContexts !== undefined) this.#contexts[index - 1] = result.additionalContexts
+      if (result.isError) {
+        return { ok: false, message: result.error.message, code: result.error.info?.code ?? ToolErrorCode.TOOL_FAILED }
+      }
+      if (result.concludesTurn === true) this.#concludes = true
+      return { ok: true, valueJson: stringifyJson(result.value) }
     } catch (error) {
       return {
         ok: false,
@@ -116,42 +151,6 @@ export class RunBridge implements GuestHost {
         wake()
       }
     }
-  }
-
-  async #dispatch(index: number, name: string, argsJson: string): Promise<HostCallOutcome> {
-    const exec = this.#exec
-    const callId = this.#callId
-    const subCallId = `${callId}:code:${index}`
-    let args: JsonValue
-    try {
-      args = parseDurableJson(argsJson, 'arguments')
-    } catch (error) {
-      return { ok: false, message: `invalid arguments for "${name}": ${(error as Error).message}`, code: ToolErrorCode.INVALID_ARGS }
-    }
-    const agent = this.#agent
-    // Two literals rather than a conditional spread, which takes V8's slow object-clone path.
-    const input: ToolExecutionInput =
-      agent === undefined
-        ? { callId: subCallId, rootCallId: exec.rootCallId, name, arguments: args, parent: exec.token, signal: this.#signal }
-        : { callId: subCallId, rootCallId: exec.rootCallId, name, arguments: args, parent: exec.token, signal: this.#signal, agent }
-    if (this.#session !== undefined) await this.#append(this.#session, codeDispatchStartEvent(callId, subCallId, name, args))
-    const mode = this.#host.executionMode(input)
-    const result = await this.#scheduler.run(mode, () => this.#host.execute(input))
-    const { isError } = result
-    const content = await this.#host.codeDispatchLog(
-      agent === undefined
-        ? { exec, subCallId, name, isError, content: result.content }
-        : { exec, agent, subCallId, name, isError, content: result.content },
-    )
-    if (this.#session !== undefined) {
-      await this.#append(this.#session, codeDispatchEvent(callId, subCallId, name, args, isError, content))
-    }
-    if (result.additionalContexts !== undefined) this.#contexts[index - 1] = result.additionalContexts
-    if (result.isError) {
-      return { ok: false, message: result.error.message, code: result.error.info?.code ?? ToolErrorCode.TOOL_FAILED }
-    }
-    if (result.concludesTurn === true) this.#concludes = true
-    return { ok: true, valueJson: stringifyJson(result.value) }
   }
 
   /** Append one event; a failed write is kept in `logFailures`, never thrown. */
