@@ -13,8 +13,9 @@ import type { EngineFailure, SandboxLimitName } from './engine.ts'
  *      comes, its envelope text, `{"ok":true,"value":<json>}` or `{"ok":false,"message":"…","code":"…"}`
  *      (see {@link successEnvelope}, {@link failureEnvelope}), goes through the prelude's `decode`
  *      (passed on every call): the promise is resolved with what `decode` returns (so it fulfils
- *      with it, or adopts it if a program made it a thenable) and rejects with what it throws. Once the engine is stopping the run (a count limit broken) it may never settle at
- *      all. The engine must check `name` is one of the run's tool names and `argsJson` is a string;
+ *      with it, or adopts it if a program made it a thenable) and rejects with what it throws.
+ *      Once the engine is stopping the run (a count limit broken) it may never settle at all.
+ *      The engine must check `name` is one of the run's tool names and `argsJson` is a string;
  *      the prelude guarantees it is JSON text, but the engine is the boundary. (The promise is the
  *      one the program awaits: settling it with the decoded value, rather than the prelude awaiting
  *      the envelope, saves QuickJS an async function frame and a promise hop per call.)
