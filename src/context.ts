@@ -73,6 +73,8 @@ export interface ContextOptions {
 }
 
 interface Deployment extends PipelineHost {
+  /** The root scope: the global view. */
+  readonly root: ScopeNode
   readonly agents: WeakMap<Agent, ScopeNode>
   readonly maxParallelSubCalls: number
 }
@@ -103,6 +105,7 @@ export function createContext(options: ContextOptions = {}): Context {
   }
   const report = options.onListenerError ?? defaultListenerErrorReport
   const deployment: Deployment = {
+    root: new ScopeNode('root', 'root', undefined),
     registry: new ToolRegistry(mode),
     bus: new ToolEventBus(),
     approval: options.approval,
@@ -117,7 +120,7 @@ export function createContext(options: ContextOptions = {}): Context {
       }
     },
   }
-  const root = new Context(deployment, new ScopeNode('root', 'root', undefined))
+  const root = new Context(deployment, deployment.root)
   if (tools.codeMode !== undefined) {
     const host: CodeModeHost = {
       execute: (input) => root.tools.execute(input),
@@ -191,6 +194,11 @@ export class Context implements Disposable {
   /** @internal The scope node of this context. */
   get node(): ScopeNode {
     return this.#node
+  }
+
+  /** @internal Whether this context is a scope of `deployment`. */
+  ownedBy(deployment: object): boolean {
+    return this.#deployment === deployment
   }
 
   /** @internal The agent this context belongs to, if it is an agent's context. */
@@ -326,7 +334,7 @@ export class ToolRuntime {
   /**
    * The definition `scope` resolves for `name` (scoped shadows global; restricted-away reads as
    * absent). `run_code` resolves only for a scope presented in Code Mode.
-   * @param scope - the viewing agent or context; omitted = this context's scope.
+   * @param scope - the viewing agent or context; omitted = the global view.
    */
   get(name: string, scope?: ScopeKey): ToolDefinition | undefined {
     const node = this.#viewOf(scope)
@@ -335,7 +343,10 @@ export class ToolRuntime {
     return registry.resolve(name, node)?.definition
   }
 
-  /** The native definitions `scope` can see (its Code Mode SDK is generated from these). */
+  /**
+   * The native definitions `scope` can see (its Code Mode SDK is generated from these).
+   * @param scope - the viewing agent or context; omitted = the global view.
+   */
   list(scope?: ScopeKey): ToolDefinition[] {
     return this.#deployment.registry.visible(this.#viewOf(scope)).map((entry) => entry.definition)
   }
@@ -343,7 +354,7 @@ export class ToolRuntime {
   /**
    * The model-facing schemas for `scope`: name, description and parameters only, deep-cloned.
    * Under Code Mode this is exactly one tool, `run_code`, describing the scope's SDK.
-   * @param scope - the viewing agent or context; omitted = this context's scope.
+   * @param scope - the viewing agent or context; omitted = the global view.
    */
   schemas(scope?: ScopeKey): ToolSchema[] {
     const node = this.#viewOf(scope)
@@ -424,10 +435,14 @@ export class ToolRuntime {
     return { node, agent }
   }
 
+  /** The scope a lookup views the tools from: the one given, or the global view (the spec's default). */
   #viewOf(scope: ScopeKey | undefined): ScopeNode {
     this.#context.assertAlive()
-    if (scope === undefined) return this.#node
-    if (scope instanceof Context) return scope.node
+    if (scope === undefined) return this.#deployment.root
+    if (scope instanceof Context) {
+      if (!scope.ownedBy(this.#deployment)) throw new ToolDefinitionError('the scope is a context of another deployment')
+      return scope.node
+    }
     const node = this.#deployment.agents.get(scope)
     if (node === undefined) throw new ToolDefinitionError('the scope is neither a context nor an agent of this deployment')
     return node

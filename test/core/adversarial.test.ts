@@ -1013,7 +1013,7 @@ describe('disposers', () => {
     lift()
     a.ctx.tools.restrict({ deny: ['g'] })
     lift()
-    expect(a.ctx.tools.get('g')).toBeUndefined()
+    expect(a.ctx.tools.get('g', a)).toBeUndefined()
   })
 
   it('dispose undoes in reverse order, including child scopes, and is idempotent', () => {

@@ -102,7 +102,7 @@ describe('restrict', () => {
     agent.ctx.tools.register(rawTool('mine'))
     agent.ctx.tools.restrict({ allow: ['a'] })
     ctx.tools.register(rawTool('later'))
-    expect(names(agent.ctx.tools.schemas()).sort()).toEqual(['a', 'mine'])
+    expect(names(agent.ctx.tools.schemas(agent)).sort()).toEqual(['a', 'mine'])
   })
 
   it('lets later globals through a deny-only filter', () => {
@@ -111,7 +111,7 @@ describe('restrict', () => {
     const agent = ctx.agent('x')
     agent.ctx.tools.restrict({ deny: ['a'] })
     ctx.tools.register(rawTool('later'))
-    expect(names(agent.ctx.tools.schemas())).toEqual(['later'])
+    expect(names(agent.ctx.tools.schemas(agent))).toEqual(['later'])
   })
 
   it('intersects restrictions along the chain and lifts exactly one with its disposer', () => {
@@ -121,9 +121,9 @@ describe('restrict', () => {
     preset.tools.restrict({ allow: ['a', 'b'] })
     const agent = preset.agent('x')
     const lift = agent.ctx.tools.restrict({ deny: ['b'] })
-    expect(names(agent.ctx.tools.schemas())).toEqual(['a'])
+    expect(names(agent.ctx.tools.schemas(agent))).toEqual(['a'])
     lift()
-    expect(names(agent.ctx.tools.schemas())).toEqual(['a', 'b'])
+    expect(names(agent.ctx.tools.schemas(agent))).toEqual(['a', 'b'])
   })
 
   it('filters a preset-scoped tool for agents under a restricting child scope', () => {
@@ -132,8 +132,46 @@ describe('restrict', () => {
     preset.tools.register(rawTool('preset-tool'))
     const team = preset.scope('team')
     team.tools.restrict({ deny: ['preset-tool'] })
-    expect(names(team.agent('x').ctx.tools.schemas())).toEqual([])
-    expect(names(preset.agent('y').ctx.tools.schemas())).toEqual(['preset-tool'])
+    const x = team.agent('x')
+    const y = preset.agent('y')
+    expect(names(x.ctx.tools.schemas(x))).toEqual([])
+    expect(names(y.ctx.tools.schemas(y))).toEqual(['preset-tool'])
+  })
+})
+
+describe('lookups without a scope', () => {
+  it('give the global view from any context, as the spec has it', () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('g', { description: 'global g' }))
+    ctx.tools.register(rawTool('h'))
+    const agent = ctx.agent('a')
+    agent.ctx.tools.register(rawTool('g', { description: 'scoped g' }))
+    agent.ctx.tools.register(rawTool('own'))
+    agent.ctx.tools.restrict({ deny: ['h'] })
+    for (const view of [ctx.tools, agent.ctx.tools]) {
+      expect(names(view.schemas())).toEqual(['g', 'h'])
+      expect(view.get('g')?.description).toBe('global g')
+      expect(view.get('h')).toBeDefined()
+      expect(view.get('own')).toBeUndefined()
+      expect(view.list().map((tool) => tool.name)).toEqual(['g', 'h'])
+    }
+    // The agent's own view is asked for by name.
+    expect(names(ctx.tools.schemas(agent)).sort()).toEqual(['g', 'own'])
+    expect(agent.ctx.tools.get('g', agent)?.description).toBe('scoped g')
+    expect(agent.ctx.tools.get('h', agent.ctx)).toBeUndefined()
+  })
+
+  it('refuse a context of another deployment, as they refuse its agents', () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('g'))
+    const other = createContext()
+    other.tools.register(rawTool('g'))
+    for (const foreign of [other, other.scope('s'), other.agent('b').ctx]) {
+      expect(() => ctx.tools.schemas(foreign)).toThrow(/another deployment/)
+      expect(() => ctx.tools.get('g', foreign)).toThrow(/another deployment/)
+      expect(() => ctx.tools.list(foreign)).toThrow(/another deployment/)
+    }
+    expect(() => ctx.tools.get('g', other.agent('c'))).toThrow(/neither a context nor an agent of this deployment/)
   })
 })
 
@@ -183,10 +221,10 @@ describe('presentation modes', () => {
     coders.tools.restrict({ deny: ['b'] })
     const coder = coders.agent('c')
     const native = ctx.agent('n')
-    expect(coder.ctx.tools.schemas()).toEqual([
+    expect(coder.ctx.tools.schemas(coder)).toEqual([
       { name: 'run_code', description: 'SDK for a', parameters: expect.objectContaining({ type: 'object' }) },
     ])
-    expect(names(native.ctx.tools.schemas())).toEqual(['a', 'b'])
+    expect(names(native.ctx.tools.schemas(native))).toEqual(['a', 'b'])
   })
 
   it('is scoped only, one per scope, nearest wins, and the disposer restores', () => {
@@ -197,13 +235,13 @@ describe('presentation modes', () => {
     const undo = preset.tools.presentAs('code')
     expect(() => preset.tools.presentAs('native')).toThrow(/already declared/)
     const agent = preset.agent('x')
-    expect(names(agent.ctx.tools.schemas())).toEqual(['run_code'])
+    expect(names(agent.ctx.tools.schemas(agent))).toEqual(['run_code'])
     const nativeAgain = agent.ctx.tools.presentAs('native')
-    expect(names(agent.ctx.tools.schemas())).toEqual(['a'])
+    expect(names(agent.ctx.tools.schemas(agent))).toEqual(['a'])
     nativeAgain()
-    expect(names(agent.ctx.tools.schemas())).toEqual(['run_code'])
+    expect(names(agent.ctx.tools.schemas(agent))).toEqual(['run_code'])
     undo()
-    expect(names(agent.ctx.tools.schemas())).toEqual(['a'])
+    expect(names(agent.ctx.tools.schemas(agent))).toEqual(['a'])
   })
 
   it("refuses presentAs('code') and mode 'code' without a transport", () => {
@@ -307,7 +345,7 @@ describe('context disposal', () => {
     a.ctx.tools.register(rawTool('ta'))
     b.ctx.tools.register(rawTool('tb'))
     a.ctx.dispose()
-    expect(names(b.ctx.tools.schemas())).toEqual(['tb'])
+    expect(names(b.ctx.tools.schemas(b))).toEqual(['tb'])
     ctx.dispose()
     expect(b.ctx.disposed).toBe(true)
   })
