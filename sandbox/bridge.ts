@@ -4,6 +4,7 @@ import type { ToolExecutionInput, ToolRunContext } from '../src/execution.ts'
 import { parseDurableJson, stringifyJson } from '../src/json-boundary.ts'
 import type { JsonValue } from '../src/json-boundary.ts'
 import type { UserMessage } from '../src/messages.ts'
+import { describeThrown } from '../src/results.ts'
 import { CallScheduler } from '../src/scheduler.ts'
 import { codeDispatchEvent, codeDispatchStartEvent } from '../src/session-log.ts'
 import type { SessionEvent, SessionLog } from '../src/session-log.ts'
@@ -140,7 +141,7 @@ export class RunBridge implements GuestHost {
     } catch (error) {
       return {
         ok: false,
-        message: `internal error while calling "${name}": ${error instanceof Error ? error.message : String(error)}`,
+        message: `internal error while calling "${name}": ${describeThrown(error).message}`,
         code: ToolErrorCode.TOOL_FAILED,
       }
     } finally {

@@ -11,7 +11,7 @@ import type {
   ToolGuard,
 } from './execution.ts'
 import { snapshotJson } from './json-boundary.ts'
-import { isStrayPromise } from './results.ts'
+import { describeThrown, isStrayPromise } from './results.ts'
 import type { ContentBlock } from './messages.ts'
 import { resolveTool, runCodeDispatchLog, runPipeline } from './pipeline.ts'
 import type { ApprovalService, PipelineHost } from './pipeline.ts'
@@ -82,7 +82,7 @@ interface Deployment extends PipelineHost {
 const DEFAULT_MAX_PARALLEL = 128
 
 function defaultListenerErrorReport(error: unknown, event: string): void {
-  const message = error instanceof Error ? error.message : String(error)
+  const { message } = describeThrown(error)
   process.emitWarning(`a "${event}" listener failed: ${message}`, { code: 'TOOL_LISTENER_FAILED' })
 }
 

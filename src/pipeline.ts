@@ -20,7 +20,7 @@ import type { JsonValue } from './json-boundary.ts'
 import type { ContentBlock, UserMessage } from './messages.ts'
 import type { RegisteredTool, ToolRegistry } from './registry.ts'
 import { RUN_CODE } from './registry.ts'
-import { contentProblem, contentText, failureFromError, failureResult, isStrayPromise, materializeResult } from './results.ts'
+import { contentProblem, contentText, describeThrown, failureFromError, failureResult, isStrayPromise, materializeResult } from './results.ts'
 import { validateJsonSchemaValue } from './schema/validate.ts'
 import type { ScopeNode } from './scope.ts'
 import type { ToolDefinition } from './tool.ts'
@@ -55,7 +55,7 @@ const DECISION_RANK = { allow: 0, ask: 1, deny: 2 } as const
 type Writable<T> = { -readonly [K in keyof T]: T[K] }
 
 function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message || error.name : String(error)
+  return describeThrown(error).message
 }
 
 function isAbortSignal(value: unknown): value is AbortSignal {

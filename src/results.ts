@@ -27,19 +27,50 @@ export function failureResult(
 
 /** Turn anything a tool body or listener threw into a failure, never leaking a host stack. */
 export function failureFromError(error: unknown, fallbackCode: ToolErrorCode, prefix = ''): ToolExecutionFailure {
-  if (error instanceof ToolError) return failureResult(error.code, prefix + error.message, { name: error.name })
-  if (error instanceof Error) {
-    return failureResult(fallbackCode, prefix + (error.message || error.name), { name: error.name || 'Error' })
-  }
-  return failureResult(fallbackCode, prefix + describeThrown(error), { name: 'NonError' })
+  const { name, message } = describeThrown(error)
+  return failureResult(isToolError(error) ? error.code : fallbackCode, prefix + message, { name })
 }
 
-function describeThrown(value: unknown): string {
-  if (typeof value === 'string') return value
+/**
+ * The name and message of anything thrown, never throwing itself: a thrown value may be a
+ * null-prototype object (no `toString`), a revoked Proxy, or an `Error` whose `message` is a
+ * getter that throws. The message is the error's own, its name when that is empty, or a
+ * description of a non-Error value.
+ */
+export function describeThrown(error: unknown): { readonly name: string; readonly message: string } {
+  if (typeof error === 'string') return { name: 'NonError', message: error }
+  let isError = false
   try {
-    return `non-Error value thrown: ${String(value)}`
+    isError = error instanceof Error
   } catch {
-    return 'non-Error value thrown'
+    // A revoked Proxy throws from its prototype lookup.
+  }
+  if (!isError) {
+    try {
+      return { name: 'NonError', message: `non-Error value thrown: ${String(error)}` }
+    } catch {
+      return { name: 'NonError', message: 'non-Error value thrown' }
+    }
+  }
+  const name = readString(() => (error as Error).name) || 'Error'
+  return { name, message: readString(() => (error as Error).message) || name }
+}
+
+/** A string property read that cannot throw: '' for anything else. */
+function readString(read: () => unknown): string {
+  try {
+    const value = read()
+    return typeof value === 'string' ? value : ''
+  } catch {
+    return ''
+  }
+}
+
+function isToolError(error: unknown): error is ToolError {
+  try {
+    return error instanceof ToolError
+  } catch {
+    return false
   }
 }
 
@@ -95,10 +126,6 @@ function userMessageProblem(value: unknown, index: number): string | undefined {
   return undefined
 }
 
-function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}
-
 /** Results this module produced: already plain, frozen JSON, so materializing again is a no-op. */
 const materialized = createBrand()
 
@@ -147,7 +174,7 @@ export function materializeResult(result: ToolExecutionResult): ToolExecutionRes
   } catch (error) {
     const fallback = failureResult(
       ToolErrorCode.INVALID_TOOL_OUTPUT,
-      `the tool result could not be materialized as JSON: ${reasonOf(error)}`,
+      `the tool result could not be materialized as JSON: ${describeThrown(error).message}`,
     )
     return Object.freeze({
       ...fallback,
