@@ -210,7 +210,7 @@ async function runProgram(
   if (!stripped.ok) {
     throw codeRunFailed(`The program was not run: line ${stripped.line}, column ${stripped.column}: ${stripped.message}`)
   }
-  const sdk = cache.get(host.visibleTools(exec.agent))
+  const sdk = cache.get(host.visibleTools(exec))
   if (typeCheck) {
     const { diagnostics } = typeCheckProgram(sdk.declarations, code)
     if (diagnostics.length > 0) {

@@ -14,7 +14,7 @@ import { snapshotJson } from './json-boundary.ts'
 import { describeThrown, isStrayPromise } from './results.ts'
 import type { ContentBlock } from './messages.ts'
 import { resolveTool, runCodeDispatchLog, runPipeline } from './pipeline.ts'
-import type { ApprovalService, PipelineHost } from './pipeline.ts'
+import type { ApprovalService, LiveTransport, PipelineHost } from './pipeline.ts'
 import { RUN_CODE, ToolRegistry } from './registry.ts'
 import type { CodeModeTool, ToolPresentationMode, ToolRestriction } from './registry.ts'
 import type { ToolSchema } from './schema/types.ts'
@@ -40,8 +40,8 @@ export type ScopeKey = Agent | Context
 export interface CodeModeHost {
   /** Execute a sub-call through the full pipeline (the input carries `parent` and `agent`). */
   execute(input: ToolExecutionInput): Promise<ToolExecutionResult>
-  /** The native tools an agent (or, without one, the deployment) can see. */
-  visibleTools(agent: Agent | undefined): readonly ToolDefinition[]
+  /** The native tools a running `run_code` execution's scope can see: its program's SDK. */
+  visibleTools(run: ToolExecution): readonly ToolDefinition[]
   /** The fail-closed scheduling mode of a pending sub-call. */
   executionMode(input: ToolExecutionInput): ToolExecutionMode
   /** Run `tools/code-dispatch-log` for one settled sub-call; a failing listener yields the original content. */
@@ -109,7 +109,7 @@ export function createContext(options: ContextOptions = {}): Context {
     registry: new ToolRegistry(mode),
     bus: new ToolEventBus(),
     approval: options.approval,
-    liveTransports: new Map<ToolExecutionToken, ToolExecution>(),
+    liveTransports: new Map<ToolExecutionToken, LiveTransport>(),
     agents: new WeakMap(),
     maxParallelSubCalls,
     reportListenerError: (error, event) => {
@@ -124,7 +124,10 @@ export function createContext(options: ContextOptions = {}): Context {
   if (tools.codeMode !== undefined) {
     const host: CodeModeHost = {
       execute: (input) => root.tools.execute(input),
-      visibleTools: (agent) => root.tools.list(agent),
+      visibleTools: (run) => {
+        const scope = deployment.liveTransports.get(run.token)?.scope ?? nodeOfAgent(deployment, run.agent) ?? deployment.root
+        return deployment.registry.visible(scope).map((entry) => entry.definition)
+      },
       executionMode: (input) => root.tools.executionMode(input),
       codeDispatchLog: (dispatch) => runCodeDispatchLog(deployment, nodeOfAgent(deployment, dispatch.agent), dispatch),
       maxParallelSubCalls,
@@ -388,9 +391,11 @@ export class ToolRuntime {
     const exclusive: ToolExecutionMode = { kind: 'exclusive' }
     try {
       const { node, agent } = this.#callerOf(input)
+      const { name, parent } = input
       const args = snapshotJson(input.arguments, 'arguments')
-      const probe = { name: input.name, parent: input.parent, agent } as ToolExecution
-      const resolved = resolveTool(this.#deployment, node, probe)
+      // A sub-call is classified in its run_code's scope, where it will run.
+      const scope = (parent === undefined ? undefined : this.#deployment.liveTransports.get(parent)?.scope) ?? node
+      const resolved = resolveTool(this.#deployment, scope, { name, parent, agent } as ToolExecution)
       if (!('entry' in resolved)) return exclusive
       const classify = resolved.entry.definition.isConcurrencySafe
       if (classify === undefined) return exclusive

@@ -28,7 +28,11 @@ export const ToolErrorCode = {
   TOOL_TIMEOUT: 'TOOL_TIMEOUT',
   /** Caller cancellation arrived after the body started. */
   ABORTED: 'ABORTED',
-  /** Caller cancellation arrived before the body started; the body never ran. */
+  /**
+   * Cancelled before the body started; the body never ran. The caller's signal aborted (a gate,
+   * approval service or wrapper that failed because it saw that abort reports this too), or a
+   * `tools/execute` wrapper handed the body a signal of its own that was already aborted.
+   */
   ABORTED_BEFORE_DISPATCH: 'ABORTED_BEFORE_DISPATCH',
   /** A `run_code` program failed: guest error, broken limit, or engine fault. */
   CODE_RUN_FAILED: 'CODE_RUN_FAILED',

@@ -44,9 +44,18 @@ export interface PipelineHost {
   readonly registry: ToolRegistry
   readonly bus: ToolEventBus
   readonly approval: ApprovalService | undefined
-  /** Live `run_code` executions, by token: the only valid `parent` values. */
-  readonly liveTransports: Map<ToolExecutionToken, ToolExecution>
+  /**
+   * Live `run_code` executions, by token: the only valid `parent` values. Each keeps the scope it
+   * was called in, which its sub-calls act in whatever context makes them.
+   */
+  readonly liveTransports: Map<ToolExecutionToken, LiveTransport>
   reportListenerError(error: unknown, event: string): void
+}
+
+/** A running `run_code` execution and the scope it acts in. */
+export interface LiveTransport {
+  readonly exec: ToolExecution
+  readonly scope: ScopeNode
 }
 
 const DECISION_RANK = { allow: 0, ask: 1, deny: 2 } as const
@@ -62,14 +71,26 @@ function isAbortSignal(value: unknown): value is AbortSignal {
   return value instanceof AbortSignal
 }
 
-/** Check the caller's input; a malformed input is the harness's bug and throws. */
-function checkInput(input: ToolExecutionInput): void {
+/** The caller's input, each field read exactly once (a getter cannot answer twice differently). */
+interface CheckedInput {
+  readonly callId: CallId
+  readonly rootCallId: CallId | undefined
+  readonly name: string
+  readonly arguments: unknown
+  readonly parent: ToolExecutionToken | undefined
+  readonly signal: AbortSignal
+}
+
+/** Read and check the caller's input; a malformed input is the harness's bug and throws. */
+function readInput(input: ToolExecutionInput): CheckedInput {
   if (typeof input !== 'object' || input === null) throw new TypeError('execute() takes a ToolExecutionInput object')
-  if (typeof input.callId !== 'string' || input.callId.length === 0) throw new TypeError('execute(): callId must be a non-empty string')
-  if (typeof input.name !== 'string') throw new TypeError('execute(): name must be a string')
-  if (!isAbortSignal(input.signal)) throw new TypeError('execute(): signal must be an AbortSignal (it is required)')
-  if (input.rootCallId !== undefined && typeof input.rootCallId !== 'string') throw new TypeError('execute(): rootCallId must be a string')
-  if (input.parent !== undefined && typeof input.parent !== 'symbol') throw new TypeError('execute(): parent must be an execution token')
+  const { callId, rootCallId, name, arguments: args, parent, signal } = input
+  if (typeof callId !== 'string' || callId.length === 0) throw new TypeError('execute(): callId must be a non-empty string')
+  if (typeof name !== 'string') throw new TypeError('execute(): name must be a string')
+  if (!isAbortSignal(signal)) throw new TypeError('execute(): signal must be an AbortSignal (it is required)')
+  if (rootCallId !== undefined && typeof rootCallId !== 'string') throw new TypeError('execute(): rootCallId must be a string')
+  if (parent !== undefined && typeof parent !== 'symbol') throw new TypeError('execute(): parent must be an execution token')
+  return { callId, rootCallId, name, arguments: args, parent, signal }
 }
 
 /** A pre-execute decision, or `undefined` when the value is not one. */
@@ -121,6 +142,11 @@ function abortedBeforeDispatch(exec: ToolExecution): ToolExecutionFailure {
     ToolErrorCode.ABORTED_BEFORE_DISPATCH,
     `Tool call "${exec.name}" was cancelled before it started`,
   )
+}
+
+/** The cancellation code of a call whose body did or did not start. */
+function cancelled(exec: ToolExecution, bodyStarted: boolean): ToolExecutionFailure {
+  return bodyStarted ? failureResult(ToolErrorCode.ABORTED, `Tool call "${exec.name}" was cancelled`) : abortedBeforeDispatch(exec)
 }
 
 /** Run one of the definition's synchronous projections; a throw or a stray promise is a failure. */
@@ -204,8 +230,8 @@ export async function runPipeline(
   agent: Agent | undefined,
   unparsed?: { readonly error: unknown },
 ): Promise<ToolExecutionResult> {
-  checkInput(input)
-  const token = Symbol(`tool-call:${input.callId}`) as ToolExecutionToken
+  const call = readInput(input)
+  const token = Symbol(`tool-call:${call.callId}`) as ToolExecutionToken
   let args: JsonValue = null
   let argsError: unknown
   if (unparsed !== undefined) {
@@ -214,17 +240,21 @@ export async function runPipeline(
     argsError = unparsed.error ?? new Error('the arguments could not be parsed')
   } else {
     try {
-      args = snapshotJson(input.arguments, 'arguments')
+      args = snapshotJson(call.arguments, 'arguments')
     } catch (error) {
       argsError = error
     }
   }
+  // A sub-call acts in its run_code's scope and belongs to its root call, whatever its caller says.
+  const parent = call.parent === undefined ? undefined : host.liveTransports.get(call.parent)
+  const scope = parent?.scope ?? caller
+  const rootCallId = parent?.exec.rootCallId ?? call.rootCallId ?? call.callId
   const exec: ToolExecution = Object.freeze(
-    executionFields(input.callId, input.rootCallId ?? input.callId, input.name, args, agent, input.parent, input.signal, token),
+    executionFields(call.callId, rootCallId, call.name, args, agent, call.parent, call.signal, token),
   )
 
   // Resolved even for invalid arguments: the definition's finalizeContent sees that outcome too.
-  const resolved = resolveTool(host, caller, exec)
+  const resolved = resolveTool(host, scope, exec)
   const entry = 'entry' in resolved ? resolved.entry : undefined
   // Snapshot the callback now: a definition mutated mid-call cannot swap it.
   const finalize = entry?.definition.finalizeContent
@@ -239,16 +269,12 @@ export async function runPipeline(
       name: 'ToolArgsError',
     })
   } else {
-    const dispatched = await admitAndDispatch(host, caller, entry, exec)
+    const dispatched = await admitAndDispatch(host, scope, entry, exec)
     result = dispatched.result
     bodyStarted = dispatched.bodyStarted
   }
 
-  if (exec.signal.aborted && !result.isError) {
-    result = bodyStarted
-      ? failureResult(ToolErrorCode.ABORTED, `Tool call "${exec.name}" was cancelled`)
-      : abortedBeforeDispatch(exec)
-  }
+  if (exec.signal.aborted && !result.isError) result = cancelled(exec, bodyStarted)
 
   result = materializeResult(result)
   if (finalize !== undefined) {
@@ -263,7 +289,7 @@ export async function runPipeline(
     if (replacement !== undefined) result = materializeResult({ ...result, content: replacement } as ToolExecutionResult)
   }
 
-  for (const listener of host.bus.listeners('tools/result', caller)) {
+  for (const listener of host.bus.listeners('tools/result', scope)) {
     try {
       const returned: unknown = listener(exec, result)
       if (returned instanceof Promise) returned.catch((error: unknown) => host.reportListenerError(error, 'tools/result'))
@@ -294,7 +320,7 @@ export function resolveTool(
         }),
       }
     }
-    if (parent.agent !== exec.agent) {
+    if (parent.exec.agent !== exec.agent) {
       return { failure: denied(exec, `a ${RUN_CODE} sub-call must act for the same agent as its ${RUN_CODE} call`) }
     }
     if (name !== RUN_CODE) {
@@ -339,8 +365,9 @@ async function admitAndDispatch(
   const dispatched = await dispatch(host, caller, entry, exec)
   // Materialized (checked and deep-frozen) first: post-execute listeners get a Readonly result in
   // fact, so none can flip a wrapper-made failure into a success without a value in place.
-  const result = await postExecute(host, caller, entry, exec, materializeResult(dispatched.result))
-  return { result, bodyStarted: dispatched.bodyStarted }
+  const { bodyStarted } = dispatched
+  const result = await postExecute(host, caller, entry, exec, materializeResult(dispatched.result), bodyStarted)
+  return { result, bodyStarted }
 }
 
 /** Returns a failure when the call may not run, `undefined` when it may. */
@@ -361,6 +388,8 @@ async function admit(host: PipelineHost, caller: ScopeNode, exec: ToolExecution)
       },
     )
     if (outcome.failed) {
+      // A gate watching the caller's signal, as it must, fails when the caller cancels: that is a cancellation.
+      if (exec.signal.aborted) return abortedBeforeDispatch(exec)
       return failureResult(ToolErrorCode.LISTENER_FAILED, `Tool call "${exec.name}" was denied: a pre-execute policy failed (${reasonOf(outcome.failure)})`)
     }
     if (malformed) {
@@ -406,6 +435,7 @@ async function askApproval(host: PipelineHost, exec: ToolExecution, reason: stri
     if (answer === 'allowed-once') return undefined
     return denied(exec, `approval was not granted (${typeof answer === 'string' ? answer : 'no answer'})`)
   } catch (error) {
+    if (exec.signal.aborted) return abortedBeforeDispatch(exec)
     return denied(exec, `the approval service failed (${reasonOf(error)})`)
   }
 }
@@ -447,7 +477,7 @@ async function dispatch(
 ): Promise<{ result: ToolExecutionResult; bodyStarted: boolean }> {
   const listeners = host.bus.listeners('tools/execute', caller)
   if (listeners.length === 0) {
-    const body = runBody(host, entry, exec, exec.signal)
+    const body = runBody(host, caller, entry, exec, exec.signal)
     return { result: await body, bodyStarted: true }
   }
   const view = dispatchView(exec)
@@ -457,7 +487,7 @@ async function dispatch(
     // Re-fuse the caller's signal: a wrapper's replacement can add reasons to stop, never remove one.
     const signal = view.signal === exec.signal ? exec.signal : AbortSignal.any([exec.signal, view.signal])
     if (signal.aborted) return abortedBeforeDispatch(exec)
-    body = runBody(host, entry, exec, signal)
+    body = runBody(host, caller, entry, exec, signal)
     return body
   }
   const outcome = await runWaterfall<ToolExecutionResult>(
@@ -469,6 +499,7 @@ async function dispatch(
   const bodyResult = body === undefined ? undefined : await body
   const bodyStarted = body !== undefined
   if (outcome.failed) {
+    if (exec.signal.aborted) return { result: cancelled(exec, bodyStarted), bodyStarted }
     return {
       result: failureResult(ToolErrorCode.LISTENER_FAILED, `Tool call "${exec.name}" failed: a tools/execute wrapper failed (${reasonOf(outcome.failure)})`),
       bodyStarted,
@@ -526,6 +557,7 @@ function executionFields(
 /** Run the body with its run context; never rejects. */
 async function runBody(
   host: PipelineHost,
+  scope: ScopeNode,
   entry: RegisteredTool,
   exec: ToolExecution,
   signal: AbortSignal,
@@ -546,7 +578,7 @@ async function runBody(
   fields.concludeTurn = concludeTurn
   const runContext: ToolRunContext = Object.freeze(fields)
   const isTransport = entry.schema.name === RUN_CODE && exec.parent === undefined
-  if (isTransport) host.liveTransports.set(exec.token, exec)
+  if (isTransport) host.liveTransports.set(exec.token, { exec, scope })
   let raw: unknown
   try {
     raw = await entry.definition.execute(exec.arguments, runContext)
@@ -569,6 +601,7 @@ async function postExecute(
   entry: RegisteredTool,
   exec: ToolExecution,
   result: ToolExecutionResult,
+  bodyStarted: boolean,
 ): Promise<ToolExecutionResult> {
   const listeners = host.bus.listeners('tools/post-execute', caller)
   if (listeners.length === 0) return result
@@ -585,6 +618,7 @@ async function postExecute(
     },
   )
   if (outcome.failed) {
+    if (exec.signal.aborted) return cancelled(exec, bodyStarted)
     return failureResult(ToolErrorCode.LISTENER_FAILED, `Tool call "${exec.name}" failed: a post-execute policy failed (${reasonOf(outcome.failure)})`)
   }
   if (malformed !== undefined) {
@@ -617,28 +651,42 @@ async function postExecute(
 
 
 /**
- * Run `tools/code-dispatch-log` for one settled sub-call. Only the durable copy changes; a failing
- * listener or a malformed replacement falls back to the original content.
+ * Run `tools/code-dispatch-log` for one settled sub-call, for the listeners of its run_code's
+ * scope (`caller` if that run is not live). Only the durable copy changes; a failing listener or
+ * a malformed replacement falls back to the original content.
  */
-export async function runCodeDispatchLog(
-  host: PipelineHost,
-  caller: ScopeNode | undefined,
-  dispatch: CodeDispatchLog,
-): Promise<ContentBlock[]> {
-  const listeners = host.bus.listeners('tools/code-dispatch-log', caller)
-  if (listeners.length === 0) return dispatch.content
+export async function runCodeDispatchLog(host: PipelineHost, caller: ScopeNode | undefined, dispatch: CodeDispatchLog): Promise<ContentBlock[]> {
+  const live = host.liveTransports.get(dispatch.exec.token)
+  // Listeners get the run_code's execution record (never its live run context, whose deferContext
+  // and concludeTurn would reach the model) in a frozen dispatch: none can swap what a later
+  // listener, or the fallback, reads.
+  const original = dispatch.content
+  const fields = { exec: live?.exec ?? executionOf(dispatch.exec) } as Writable<CodeDispatchLog>
+  if (dispatch.agent !== undefined) fields.agent = dispatch.agent
+  fields.subCallId = dispatch.subCallId
+  fields.name = dispatch.name
+  fields.isError = dispatch.isError
+  fields.content = original
+  const frozen: CodeDispatchLog = Object.freeze(fields)
+  const listeners = host.bus.listeners('tools/code-dispatch-log', live?.scope ?? caller)
+  if (listeners.length === 0) return original
   const outcome = await runWaterfall<ContentBlock[]>(
     'tools/code-dispatch-log',
-    listeners.map((listener) => (next) => listener(dispatch, next)),
-    async () => dispatch.content,
+    listeners.map((listener) => (next) => listener(frozen, next)),
+    async () => original,
   )
   if (outcome.failed) {
     host.reportListenerError(outcome.failure, 'tools/code-dispatch-log')
-    return dispatch.content
+    return original
   }
   if (contentProblem(outcome.value) !== undefined) {
     host.reportListenerError(new Error('a tools/code-dispatch-log listener returned invalid content'), 'tools/code-dispatch-log')
-    return dispatch.content
+    return original
   }
   return outcome.value as ContentBlock[]
+}
+
+/** The plain, frozen execution record of a run context (without its deferContext/concludeTurn). */
+function executionOf(exec: ToolExecution): ToolExecution {
+  return Object.freeze(executionFields(exec.callId, exec.rootCallId, exec.name, exec.arguments, exec.agent, exec.parent, exec.signal, exec.token))
 }

@@ -3,6 +3,7 @@ import { createContext } from '../../src/context.ts'
 import type { Context } from '../../src/context.ts'
 import type { ToolExecution, ToolExecutionResult, ToolExecutionToken } from '../../src/execution.ts'
 import { runToolCalls } from '../../src/scheduler.ts'
+import { createMemorySessionLog } from '../../src/session-log.ts'
 import { installTimeoutPolicy } from '../../src/timeout-policy.ts'
 import type { ObjectJsonSchema } from '../../src/schema/types.ts'
 import type { SandboxEngine } from '../../sandbox/engine.ts'
@@ -113,6 +114,72 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     expect(schema?.parameters.required).toEqual(['code'])
     expect(native.ctx.tools.schemas(native).map((s) => s.name)).toContain('add')
     expect(codeModeDeclarations(coder.ctx.tools)).toContain('fs_read(')
+  })
+
+  it('runs the sub-calls of a run_code made through a scope context (no agent) in that scope: its restrictions, guards and listeners hold', async () => {
+    const ctx = createContext({ tools: { codeMode: createRunCode({ engine }) } })
+    registerTools(ctx, [])
+    ctx.tools.register(rawTool('secret', { execute: async () => 'SECRET RAN' }))
+    const preset = ctx.scope('preset')
+    preset.tools.restrict({ deny: ['secret'] })
+    preset.tools.guard((exec) => (exec.name === 'exclusive' ? 'the preset refuses exclusive' : undefined))
+    preset.tools.presentAs('code')
+    const seenByPreset: string[] = []
+    preset.on('tools/pre-execute', async (exec, next) => {
+      seenByPreset.push(`${exec.name} ${exec.callId} root=${exec.rootCallId}`)
+      return next()
+    })
+    const results: string[] = []
+    preset.on('tools/result', (exec) => void results.push(exec.callId))
+    const run = (code: string, callId: string) =>
+      preset.tools.execute({ callId, name: 'run_code', arguments: { code }, signal: new AbortController().signal })
+
+    const secret = await run(`return await tools.secret({})`, 'r1')
+    expect(codeOf(secret)).toBe('CODE_RUN_FAILED')
+    expect(JSON.stringify(secret)).toContain('tools.secret is not a tool')
+    expect(JSON.stringify(secret)).not.toContain('SECRET RAN')
+
+    const guarded = await run(`
+      try { await tools.exclusive({ id: 'x' }) } catch (error) { return [error.code, error.message] }
+      return 'ran'`, 'r2')
+    expect(guarded).toMatchObject({ isError: false, value: { result: ['DENIED', expect.stringContaining('the preset refuses exclusive')] } })
+    expect(seenByPreset).toEqual(['run_code r1 root=r1', 'run_code r2 root=r2', 'exclusive r2:code:1 root=r2'])
+    expect(results).toEqual(['r1', 'r2:code:1', 'r2'])
+    // The model's description and the program's SDK are the same view.
+    const [schema] = ctx.tools.schemas(preset)
+    expect(schema?.description).not.toContain('secret(')
+  })
+
+  it('gives tools/code-dispatch-log listeners the run_code execution record in a frozen dispatch, and logs the original when one throws', async () => {
+    const { ctx } = setup({ onListenerError: () => undefined })
+    const session = createMemorySessionLog()
+    const logged = ctx.agent('logged', { session })
+    const seen: { keys: string[]; frozen: boolean; execFrozen: boolean }[] = []
+    ctx.on('tools/code-dispatch-log', async (dispatch, next) => {
+      seen.push({ keys: Object.keys(dispatch.exec), frozen: Object.isFrozen(dispatch), execFrozen: Object.isFrozen(dispatch.exec) })
+      try {
+        ;(dispatch as { content: unknown }).content = [{ type: 'text', text: 'TAMPERED' }]
+      } catch {
+        // frozen: the assignment is refused
+      }
+      const run = dispatch.exec as unknown as { concludeTurn?: () => void; deferContext?: (message: unknown) => void }
+      run.concludeTurn?.()
+      run.deferContext?.({ role: 'user', content: [{ type: 'text', text: 'INJECTED' }] })
+      throw new Error('log listener fails')
+    })
+    const result = await logged.ctx.tools.execute({
+      callId: 'outer',
+      name: 'run_code',
+      arguments: { code: 'return await tools.add({ a: 1, b: 2 })' },
+      signal: new AbortController().signal,
+    })
+    expect(result).toMatchObject({ isError: false, value: { result: 3 } })
+    expect(result.isError === false && result.concludesTurn).not.toBe(true)
+    expect(JSON.stringify(result)).not.toContain('INJECTED')
+    expect(seen).toEqual([{ keys: ['callId', 'rootCallId', 'name', 'arguments', 'agent', 'signal', 'token'], frozen: true, execFrozen: true }])
+    const dispatchEvent = session.events.find((event) => event.type === 'tool/code-dispatch')
+    expect(JSON.stringify(dispatchEvent)).toContain('"text":"3"')
+    expect(JSON.stringify(dispatchEvent)).not.toContain('TAMPERED')
   })
 
   it('runs a TypeScript program whose sub-calls go through the pipeline with ids, root id, agent and parent token', async () => {
