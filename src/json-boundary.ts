@@ -557,10 +557,22 @@ function unsafeNumber(token: string): string {
     ? 'overflows a double'
     : value === 0
       ? 'underflows a double (it would read back as 0)'
-      : Number.isInteger(value) && !Number.isSafeInteger(value)
+      : isIntegerToken(token) && !Number.isSafeInteger(value)
         ? 'is an integer outside the safe range (+-9007199254740991)'
         : 'has more digits than a double holds'
   return `number ${token} ${what}; send it as a string`
+}
+
+/** Whether a JSON number token is an integer as written (`1e3` is, `12345678901234567.5` is not). */
+function isIntegerToken(token: string): boolean {
+  const match = /^-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(token)
+  if (match === null) return false
+  const whole = match[1] as string
+  const fraction = (match[2] ?? '').replace(/0+$/, '')
+  const exponent = Number(match[3] ?? 0)
+  if (exponent >= 0) return fraction.length <= exponent
+  // A negative exponent moves whole digits into the fraction: they must all be zeros.
+  return fraction.length === 0 && whole.length - whole.replace(/0+$/, '').length >= -exponent
 }
 
 /**

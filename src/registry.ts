@@ -177,6 +177,10 @@ export class ToolRegistry {
     }
     if (typeof filter !== 'object' || filter === null) throw new ToolDefinitionError('a restriction must be { allow?, deny? }')
     const problems: string[] = []
+    // A misspelt key (`denny`) would otherwise be a filter that silently filters nothing.
+    for (const key of Object.keys(filter)) {
+      if (key !== 'allow' && key !== 'deny') problems.push(`unknown key ${JSON.stringify(key)}: a restriction has only "allow" and "deny"`)
+    }
     const read = (key: 'allow' | 'deny'): Set<string> | undefined => {
       const list: unknown = filter[key]
       if (list === undefined) return undefined

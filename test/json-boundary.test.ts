@@ -393,6 +393,11 @@ describe('parseJsonText', () => {
       ['[-a]', '$[0]: unexpected "-" (at position 1)'],
       ['-', '$: unexpected "-" (at position 0)'],
       ['[9007199254740993]', '$[0]: number 9007199254740993 is an integer outside the safe range (+-9007199254740991); send it as a string (at position 1)'],
+      ['[9007199254740993e0]', '$[0]: number 9007199254740993e0 is an integer outside the safe range (+-9007199254740991); send it as a string (at position 1)'],
+      ['[90071992547409930e-1]', '$[0]: number 90071992547409930e-1 is an integer outside the safe range (+-9007199254740991); send it as a string (at position 1)'],
+      // Not integers as written, though a double rounds them to one.
+      ['[12345678901234567.5]', '$[0]: number 12345678901234567.5 has more digits than a double holds; send it as a string (at position 1)'],
+      ['[12345678901234567890e-3]', '$[0]: number 12345678901234567890e-3 has more digits than a double holds; send it as a string (at position 1)'],
     ]
     for (const [text, message] of refused) expect(boundaryError(() => parseJsonText(text)).message).toBe(`value is not lossless JSON at ${message}`)
   })

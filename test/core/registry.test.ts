@@ -92,6 +92,9 @@ describe('restrict', () => {
     expect(() => scope.tools.restrict({ deny: ['own'] })).toThrow(/registered in this scope itself/)
     expect(() => scope.tools.restrict({ deny: ['run_code'] })).toThrow(/reserved/)
     expect(() => ctx.tools.restrict({ deny: ['g'] })).toThrow(/root inherits nothing/)
+    // A misspelt key would be a filter that filters nothing.
+    const misspelt = { allow: ['g'], denny: ['g'] } as unknown as Parameters<typeof scope.tools.restrict>[0]
+    expect(() => scope.tools.restrict(misspelt)).toThrow(/unknown key "denny": a restriction has only "allow" and "deny"/)
   })
 
   it('never hides a scope its own tools and hides later globals under an allow list', () => {
