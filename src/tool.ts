@@ -31,7 +31,7 @@ export interface ToolDefinition extends ToolSchema {
   /** Called exactly once per outcome, before materialization; `undefined` keeps the content. */
   finalizeContent?(exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): ContentBlock[] | undefined
   /** Cooperative timeout budget in ms, enforced by the timeout policy. Positive and finite. */
-  readonly timeoutMs?: number
+  timeoutMs?: number
   /** Only an exact `true` lets the call overlap with siblings. */
   isConcurrencySafe?(args: unknown): boolean
   /** Pending-state presentation; pure, depends only on `args`. */

@@ -113,15 +113,15 @@ export type ValueSchemaSpec =
   | OneOfValueSchemaSpec
 
 /** One property of an object node or of a parameter map, optionally required. */
-export type ParameterPropertySpec = ValueSchemaSpec & { readonly required?: true }
+export type ParameterPropertySpec = ValueSchemaSpec & { required?: true }
 
 /**
  * Tool parameter schema. The map itself is an implicit open object root; requiredness is a
  * per-property `required: true` annotation.
  */
 export type ParameterSchemaSpec = {
-  readonly [key: string]: ParameterPropertySpec
-  readonly [key: symbol]: never
+  [key: string]: ParameterPropertySpec
+  [key: symbol]: never
 }
 
 /** How many container levels inference keeps exact before falling back to `JsonValue`. */

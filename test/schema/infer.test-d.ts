@@ -1,6 +1,7 @@
 import { describe, expectTypeOf, test } from 'vitest'
 import type { JsonValue } from '../../src/json-boundary.ts'
-import type { InferArgs, InferValue, ParameterSchemaSpec, ValueSchemaSpec } from '../../src/schema/dsl.ts'
+import type { InferArgs, InferValue, ParameterPropertySpec, ParameterSchemaSpec, ValueSchemaSpec } from '../../src/schema/dsl.ts'
+import type { ToolDefinition } from '../../src/tool.ts'
 
 /** Wraps `S` in `N` array specs, the way an author would nest them by hand. */
 type NestArrays<S, N extends number, Acc extends unknown[] = []> = Acc['length'] extends N
@@ -135,5 +136,15 @@ describe('InferArgs', () => {
 
   test('the widened ParameterSchemaSpec infers a record of optional JSON values', () => {
     expectTypeOf<InferArgs<ParameterSchemaSpec>>().toExtend<{ [key: string]: JsonValue | undefined }>()
+  })
+})
+
+describe("the spec's type-equiv blocks", () => {
+  test('ParameterPropertySpec, ParameterSchemaSpec and ToolDefinition.timeoutMs are the spec types exactly, modifiers included', () => {
+    type SpecParameterPropertySpec = ValueSchemaSpec & { required?: true }
+    type SpecParameterSchemaSpec = { [key: string]: SpecParameterPropertySpec; [key: symbol]: never }
+    expectTypeOf<ParameterPropertySpec>().toEqualTypeOf<SpecParameterPropertySpec>()
+    expectTypeOf<ParameterSchemaSpec>().toEqualTypeOf<SpecParameterSchemaSpec>()
+    expectTypeOf<Pick<ToolDefinition, 'timeoutMs'>>().toEqualTypeOf<{ timeoutMs?: number }>()
   })
 })
