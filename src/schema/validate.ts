@@ -167,19 +167,31 @@ function issueOf(error: ErrorObject, root: JsonValue): SchemaIssue {
   }
 }
 
-/** Maps ajv errors to issues: one per problem, branch noise of failed `oneOf`s folded away. */
+/**
+ * Maps ajv errors to issues: one per problem, branch noise of failed `oneOf`s folded away. When no
+ * branch matched but exactly one has the value's shape at the top (say the object branch of an
+ * object-or-null field), its inner problems are the ones to fix, and they are reported instead.
+ */
 function issuesOf(errors: readonly ErrorObject[], root: JsonValue): SchemaIssue[] {
   const oneOfs = errors.filter((error) => error.keyword === 'oneOf')
+  // The branch each unfolded oneOf is read through, by the oneOf's error.
+  const unfolded = new Map<ErrorObject, string>()
+  for (const oneOf of oneOfs) {
+    const branch = soleShapedBranch(oneOf, errors)
+    if (branch !== undefined) unfolded.set(oneOf, `${oneOf.schemaPath}/${branch}/`)
+  }
   const valueChecks = new Set(
     errors.filter((error) => error.keyword === 'enum' || error.keyword === 'const').map((error) => `${error.instancePath}|${parentPath(error.schemaPath)}`),
   )
   const issues: SchemaIssue[] = []
   const seen = new Set<string>()
   for (const error of errors) {
+    if (unfolded.has(error)) continue
     const insideFailedBranch = oneOfs.some(
       (oneOf) =>
         oneOf !== error &&
         error.schemaPath.startsWith(`${oneOf.schemaPath}/`) &&
+        !error.schemaPath.startsWith(unfolded.get(oneOf) ?? '\u0000') &&
         (error.instancePath === oneOf.instancePath || error.instancePath.startsWith(`${oneOf.instancePath}/`)),
     )
     if (insideFailedBranch) continue
@@ -193,6 +205,30 @@ function issuesOf(errors: readonly ErrorObject[], root: JsonValue): SchemaIssue[
     }
   }
   return issues
+}
+
+/**
+ * For a `oneOf` that matched no branch: the one branch whose own `type`, `const` and `enum` accept
+ * the value (it failed only inside), or `undefined` when none or several do.
+ */
+function soleShapedBranch(oneOf: ErrorObject, errors: readonly ErrorObject[]): number | undefined {
+  if (Array.isArray((oneOf.params as Record<string, unknown>)['passingSchemas'])) return undefined
+  const branches = (oneOf.schema as readonly unknown[] | undefined)?.length ?? 0
+  let shaped: number | undefined
+  for (let branch = 0; branch < branches; branch++) {
+    const prefix = `${oneOf.schemaPath}/${branch}/`
+    const misshapen = errors.some(
+      (error) =>
+        error.instancePath === oneOf.instancePath &&
+        error.schemaPath.startsWith(prefix) &&
+        !error.schemaPath.slice(prefix.length).includes('/') &&
+        (error.keyword === 'type' || error.keyword === 'const' || error.keyword === 'enum' || error.keyword === 'oneOf'),
+    )
+    if (misshapen) continue
+    if (shaped !== undefined) return undefined
+    shaped = branch
+  }
+  return shaped
 }
 
 function parentPath(schemaPath: string): string {

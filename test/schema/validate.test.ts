@@ -72,6 +72,33 @@ describe('validateJsonSchemaValue', () => {
     expect(messages(schema, 3)).toEqual(['$: expected exactly one of: string | object {n}, found number 3, which matches no branch'])
   })
 
+  test('reports the problems inside the one oneOf branch that has the value\'s shape (a nullable field)', () => {
+    const range: JsonSchemaNode = {
+      oneOf: [
+        { type: 'object', properties: { start: { type: 'integer' }, end: { type: 'integer' } }, required: ['start', 'end'], additionalProperties: false },
+        { type: 'null' },
+      ],
+    }
+    const tags: JsonSchemaNode = { oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }] }
+    const schema: JsonSchemaNode = { type: 'object', properties: { range, tags } }
+    expect(messages(schema, { range: { start: '1', end: 2 }, tags: ['a', 3] })).toEqual([
+      '$.range.start: expected integer, found string "1"',
+      '$.tags[1]: expected string, found number 3',
+    ])
+    expect(messages(schema, { range: { start: 1 } })).toEqual(['$.range.end: expected integer (required key), found missing'])
+    // A nested nullable inside the shaped branch unfolds too.
+    const nested: JsonSchemaNode = { oneOf: [{ type: 'object', properties: { inner: tags } }, { type: 'null' }] }
+    expect(messages(nested, { inner: [1] })).toEqual(['$.inner[0]: expected string, found number 1'])
+    // When several branches have the value's shape, which one was meant is a guess: the oneOf is reported.
+    const twoObjects: JsonSchemaNode = {
+      oneOf: [
+        { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
+        { type: 'object', properties: { b: { type: 'string' } }, required: ['b'] },
+      ],
+    }
+    expect(messages(twoObjects, { c: 1 })).toEqual(['$: expected exactly one of: object {a} | object {b}, found object with keys "c", which matches no branch'])
+  })
+
   test('says which oneOf branches matched when more than one did', () => {
     const schema: JsonSchemaNode = { oneOf: [{ type: 'number' }, { type: 'integer' }, { type: 'string' }] }
     expect(messages(schema, 2)).toEqual(['$: expected exactly one of: number | integer | string, found number 2, which matches 2 branches (oneOf[0] and oneOf[1])'])
