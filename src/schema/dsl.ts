@@ -269,6 +269,9 @@ function propertyFrames(
   return { properties, required, frames }
 }
 
+/** Where a node checked only for its issues goes: nowhere (a spec with issues builds no schema). */
+const discard = (): void => undefined
+
 function pushFrames(stack: SpecFrame[], frames: readonly SpecFrame[]): void {
   // Reversed so that nodes are visited, and issues reported, in declaration order.
   for (let index = frames.length - 1; index >= 0; index -= 1) stack.push(frames[index] as SpecFrame)
@@ -288,10 +291,17 @@ function visitSpecNode(walk: SpecWalk, frame: SpecFrame, stack: SpecFrame[]): vo
   let required = false
   if (fields.has('required')) {
     const value = fields.get('required')
+    // JSON Schema's list of names is the likely mistake: say where requiredness goes instead.
+    const listHint = Array.isArray(value)
+      ? '; requiredness is marked on each property, not listed: put required: true on every required property (properties.<name>.required)'
+      : ''
     if (!frame.isProperty) {
-      issues.push({ path: `${path}.required`, message: '"required" is only allowed on a property of an object node or of a parameter map' })
+      issues.push({ path: `${path}.required`, message: `"required" is only allowed on a property of an object node or of a parameter map${listHint}` })
     } else if (value !== true) {
-      issues.push({ path: `${path}.required`, message: `expected true (omit the key for an optional property), found ${describeDeclared(value)}` })
+      issues.push({
+        path: `${path}.required`,
+        message: listHint === '' ? `expected true (omit the key for an optional property), found ${describeDeclared(value)}` : `expected true, found an array${listHint}`,
+      })
     } else {
       required = true
     }
@@ -378,6 +388,7 @@ function visitSpecNode(walk: SpecWalk, frame: SpecFrame, stack: SpecFrame[]): vo
     const branches = readDenseArray(fields.get('oneOf'), at, issues, 'an array of branch specs')
     if (branches !== undefined && branches.length < 2) {
       issues.push({ path: at, message: `oneOf needs at least two branches, found ${branches.length}` })
+      branches.forEach((value, index) => children.push({ value, path: appendIndex(at, index), depth: frame.depth + 1, isProperty: false, place: discard }))
     } else if (branches !== undefined) {
       const copy: JsonSchemaNode[] = new Array<JsonSchemaNode>(branches.length)
       walk.created.push(copy)
@@ -385,6 +396,14 @@ function visitSpecNode(walk: SpecWalk, frame: SpecFrame, stack: SpecFrame[]): vo
       branches.forEach((value, index) => {
         children.push({ value, path: appendIndex(at, index), depth: frame.depth + 1, isProperty: false, place: (child) => (copy[index] = child) })
       })
+    }
+  }
+  if (kind === undefined) {
+    // The type is missing or broken (an issue already): the children are still checked, so every
+    // bad path is reported at once rather than one layer per attempt.
+    if (fields.has('items')) children.push({ value: fields.get('items'), path: `${path}.items`, depth: frame.depth + 1, isProperty: false, place: discard })
+    if (fields.has('properties')) {
+      children.push(...(propertyFrames(walk, fields.get('properties'), `${path}.properties`, frame.depth + 1, 'a map of property specs')?.frames ?? []))
     }
   }
   for (const key of ['default', 'examples'] as const) {

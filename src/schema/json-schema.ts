@@ -296,6 +296,9 @@ interface RawFrame {
   readonly place: (node: JsonSchemaNode) => void
 }
 
+/** Where a node checked only for its issues goes: nowhere (a schema with issues builds no copy). */
+const discard = (): void => undefined
+
 /**
  * @internal Walks a raw schema iteratively, collecting every issue, and builds a fresh deep-frozen
  * copy holding only the checked keywords. The copy is what a validator compiler may see.
@@ -305,6 +308,13 @@ export function checkJsonSchema(schema: unknown): { readonly node: JsonSchemaNod
   const created: object[] = []
   let root: JsonSchemaNode | undefined
   const stack: RawFrame[] = [{ value: schema, path: '$', depth: 1, place: (node) => (root = node) }]
+  // Schemas checked only for their issues, pushed in reverse so they are reported in declaration order.
+  const checkOnly = (children: readonly (readonly [unknown, string])[], depth: number): void => {
+    for (let index = children.length - 1; index >= 0; index -= 1) {
+      const [value, path] = children[index] as readonly [unknown, string]
+      stack.push({ value, path, depth, place: discard })
+    }
+  }
   while (stack.length > 0) {
     const frame = stack.pop() as RawFrame
     const { path } = frame
@@ -382,15 +392,25 @@ export function checkJsonSchema(schema: unknown): { readonly node: JsonSchemaNod
           break
         case 'required':
         case 'properties':
-          if (type !== 'object' && typeKnown) {
-            issues.push({ path: at, message: `"${keyword}" is only allowed with type "object"` })
+          if (type !== 'object') {
+            if (typeKnown) issues.push({ path: at, message: `"${keyword}" is only allowed with type "object"` })
+            // Misplaced or under a broken type, the property schemas are still checked: every
+            // bad path is reported at once, not one layer per attempt.
+            if (keyword === 'properties') {
+              const children = readRecord(value, at, issues, 'a map of property schemas') ?? []
+              checkOnly(children.map(([key, child]) => [child, appendKey(at, key)]), frame.depth + 1)
+            }
           }
           break
         case 'items':
-          if (type !== 'array') {
-            if (typeKnown) issues.push({ path: at, message: '"items" is only allowed with type "array"' })
-          } else if (Array.isArray(value)) {
-            issues.push({ path: at, message: 'tuple items (an array of schemas) are not supported; give one item schema' })
+          if (type !== 'array' || Array.isArray(value)) {
+            if (type !== 'array' && typeKnown) issues.push({ path: at, message: '"items" is only allowed with type "array"' })
+            if (Array.isArray(value)) {
+              if (type === 'array') issues.push({ path: at, message: 'tuple items (an array of schemas) are not supported; give one item schema' })
+              checkOnly(value.map((child, index) => [child, appendIndex(at, index)]), frame.depth + 1)
+            } else {
+              checkOnly([[value, at]], frame.depth + 1)
+            }
           } else {
             node['items'] = undefined
             stack.push({ value, path: at, depth: frame.depth + 1, place: (child) => (node['items'] = child) })
@@ -401,6 +421,7 @@ export function checkJsonSchema(schema: unknown): { readonly node: JsonSchemaNod
           if (branches === undefined) break
           if (branches.length < 2) {
             issues.push({ path: at, message: `oneOf needs at least two branches, found ${branches.length}` })
+            checkOnly(branches.map((child, index) => [child, appendIndex(at, index)]), frame.depth + 1)
             break
           }
           const copy: JsonSchemaNode[] = new Array<JsonSchemaNode>(branches.length)

@@ -144,6 +144,19 @@ describe('a malformed value spec fails with SchemaSpecError', () => {
     ).toEqual(['$.additionalProperties', '$.properties.a.enum[0]', '$.properties.b.additionalProperties', '$.properties.c.oneOf', '$.properties.d.const', '$.properties.e.minLength'])
   })
 
+  test('listing the bad paths under a broken type or a one-branch oneOf too', () => {
+    expect(valuePaths({ type: 'obect', properties: { a: { type: 'strin' } } } as never)).toEqual(['$.type', '$.properties.a.type'])
+    expect(valuePaths({ type: 'aray', items: { type: 'strin' } } as never)).toEqual(['$.type', '$.items.type'])
+    expect(valuePaths({ oneOf: [{ type: 'strin' }] } as never)).toEqual(['$.oneOf', '$.oneOf[0].type'])
+  })
+
+  test('saying where requiredness goes when it is given as a list of names', () => {
+    const listed = { type: 'object', additionalProperties: false, required: ['mode'], properties: { mode: { type: 'string' } } }
+    expect(valueIssues(listed as never)).toEqual([
+      { path: '$.required', message: expect.stringContaining('put required: true on every required property (properties.<name>.required)') },
+    ])
+  })
+
   test('for a node without type or oneOf', () => {
     expect(valueIssues({ description: 'x' })).toEqual([{ path: '$', message: expect.stringContaining('missing "type"') }])
   })

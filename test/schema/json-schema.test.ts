@@ -62,6 +62,19 @@ describe('assertSupportedJsonSchema rejects', () => {
     ).toEqual(['$.additionalProperties', '$.properties.a.format', '$.properties.b.items.$ref', '$.properties.c.oneOf', '$.required[1]'])
   })
 
+  test('every bad path under a broken or misplaced parent too, in declaration order', () => {
+    expect(pathsOf({ type: 'obect', properties: { a: { $ref: '#/x' }, b: { type: 'string', pattern: 'x' } } })).toEqual([
+      '$.type',
+      '$.properties.a.$ref',
+      '$.properties.b.pattern',
+    ])
+    expect(pathsOf({ oneOf: [{ type: 'string', format: 'email' }] })).toEqual(['$.oneOf', '$.oneOf[0].format'])
+    expect(pathsOf({ properties: { a: { minLength: 1 } } })).toEqual(['$.properties', '$.properties.a.minLength'])
+    expect(pathsOf({ type: ['object', 'null'], properties: { a: { format: 'uri' } } })).toEqual(['$.type', '$.properties.a.format'])
+    expect(pathsOf({ type: 'string', items: { $ref: '#/x' } })).toEqual(['$.items', '$.items.$ref'])
+    expect(pathsOf({ type: 'array', items: [{ type: 'string' }, { $ref: '#/x' }] })).toEqual(['$.items', '$.items[1].$ref'])
+  })
+
   test('unknown keywords, naming them', () => {
     expect(issuesOf({ type: 'string', minLength: 1 })).toEqual([
       { path: '$.minLength', message: expect.stringContaining('unsupported keyword "minLength"') },
