@@ -3,6 +3,6 @@
 import { copyFileSync, mkdirSync } from 'node:fs'
 
 mkdirSync('dist/sandbox/quickjs', { recursive: true })
-for (const file of ['quickjs/worker.js', 'quickjs/ring.js', 'quickjs/ring.d.ts']) {
+for (const file of ['quickjs/worker.js', 'quickjs/ring.js', 'quickjs/ring.d.ts', 'quickjs/guest-cpu.js', 'quickjs/guest-cpu.d.ts']) {
   copyFileSync(`sandbox/${file}`, `dist/sandbox/${file}`)
 }

@@ -51,6 +51,7 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
+import { GuestCpuClock, openThreadCpuClock } from './guest-cpu.js'
 import { REPLIES, RING_HEADER_BYTES, RingReader, WORKER_IDLE, WORKER_SLEEPING, createMessageSender, decodeAnswers } from './ring.js'
 
 const {
@@ -101,6 +102,9 @@ function decideKill(run, limit) {
   run.kill = limit
   cpuClock[2] = KILL_LIMITS.indexOf(limit) + 1
 }
+
+/** This thread's CPU time, which confirms a CPU-limit breach counted by wall time (guest-cpu.js). */
+const threadCpuMs = openThreadCpuClock()
 
 const PAGE = 65536
 // The build needs 16 MiB of initial memory (static data, C stack); the guest heap comes on top.
@@ -293,8 +297,8 @@ async function startRun(message) {
     /** Sub-calls taken from the guest's queue so far. */
     subCalls: 0,
     logBytes: 0,
-    cpuUsed: 0,
-    sliceStart: -1,
+    /** The guest's CPU time (guest-cpu.js). */
+    cpu: new GuestCpuClock(threadCpuMs),
     deadline: performance.now() + limits.wallTimeMs,
     kill: undefined,
     done: false,
@@ -436,16 +440,16 @@ function guest(run, fn) {
 }
 
 function startSlice(run) {
-  run.sliceStart = performance.now()
-  cpuClock[1] = run.cpuUsed
-  cpuClock[0] = performance.timeOrigin + run.sliceStart
+  const now = performance.now()
+  run.cpu.startSlice(now)
+  cpuClock[1] = run.cpu.used
+  cpuClock[0] = performance.timeOrigin + now
 }
 
 function endSlice(run) {
-  run.cpuUsed += performance.now() - run.sliceStart
-  run.sliceStart = -1
+  run.cpu.endSlice(performance.now())
   cpuClock[0] = -1
-  cpuClock[1] = run.cpuUsed
+  cpuClock[1] = run.cpu.used
 }
 
 /** Settle the guest's promise of sub-call `id` with what the envelope text decodes to. */
@@ -521,7 +525,10 @@ function parseQueue(text) {
 function shouldInterrupt(run) {
   if (run.kill !== undefined) return true
   const now = performance.now()
-  if (run.sliceStart >= 0 && run.cpuUsed + (now - run.sliceStart) > run.limits.cpuTimeMs) {
+  const over = run.cpu.over(now, run.limits.cpuTimeMs)
+  // Published again: a count corrected to the thread's CPU time moves the main thread's check too.
+  cpuClock[1] = run.cpu.used
+  if (over) {
     decideKill(run, 'cpuTimeMs')
     return true
   }
