@@ -21,25 +21,60 @@ import type { IsolatedVm } from './load-isolated-vm.ts'
  * - `__codemode_call` uses `apply` with `result.promise`, so calls overlap and `Promise.all` is
  *   concurrent (`applySyncPromise` would serialise them). `__codemode_log` uses `applySync`, so a
  *   logging loop is throttled by the host, which counts bytes and stops the run on a breach.
+ * - The guest counts its sub-calls and those in flight itself, before each crosses: an `apply`
+ *   does not wait for the host, so a loop of un-awaited calls would otherwise queue copies and
+ *   host tasks without end (measured: gigabytes and a main thread busy for seconds). Past a limit
+ *   a call gets a promise that never settles and the host hears of the breach once, through
+ *   `applyIgnored`, and disposes the isolate. The host counts again as it serves each call.
+ *   The limits are set per run by `configure`, the script's completion value, which only the
+ *   host-side `arm` can reach.
  */
 const BRIDGE_SOURCE = `'use strict';
 const callRef = $0;
 const logRef = $1;
+const breachRef = $2;
 const reflectApply = Reflect.apply;
 const promiseThen = Promise.prototype.then;
+const PromiseCtor = Promise;
 const callApply = callRef.apply;
 const logApply = logRef.applySync;
+const breachApply = breachRef.applyIgnored;
 const freeze = Object.freeze;
 const callOptions = freeze({ __proto__: null, arguments: freeze({ __proto__: null, copy: true }), result: freeze({ __proto__: null, promise: true, copy: true }) });
 const logOptions = freeze({ __proto__: null, arguments: freeze({ __proto__: null, copy: true }) });
+const breachOptions = freeze({ __proto__: null, arguments: freeze({ __proto__: null, copy: true }) });
 const text = (value) => (typeof value === 'string' ? value : '');
-globalThis.__codemode_call = function __codemode_call(name, argsJson, decode) {
+let made = 0;
+let inFlight = 0;
+let maxCalls = 0;
+let maxInFlight = 0;
+let breached = false;
+// The prelude's decode: the same function on every call.
+let decode;
+const never = () => {};
+const onAnswer = (envelope) => { inFlight = inFlight - 1; return decode(envelope); };
+const onLost = (reason) => { inFlight = inFlight - 1; throw reason; };
+function breach(which) {
+  if (!breached) {
+    breached = true;
+    reflectApply(breachApply, breachRef, [undefined, [which], breachOptions]);
+  }
+  return new PromiseCtor(never);
+}
+globalThis.__codemode_call = function __codemode_call(name, argsJson, decodeAnswer) {
+  if (breached) return new PromiseCtor(never);
+  made = made + 1;
+  if (made > maxCalls) return breach('maxSubCalls');
+  if (inFlight >= maxInFlight) return breach('maxSubCallsInFlight');
+  inFlight = inFlight + 1;
+  decode = decodeAnswer;
   const answer = reflectApply(callApply, callRef, [undefined, [text(name), text(argsJson)], callOptions]);
-  return reflectApply(promiseThen, answer, [decode]);
+  return reflectApply(promiseThen, answer, [onAnswer, onLost]);
 };
 globalThis.__codemode_log = function __codemode_log(level, message) {
   reflectApply(logApply, logRef, [undefined, [text(level), text(message)], logOptions]);
 };
+return freeze(function configure(calls, inFlightCalls) { maxCalls = calls; maxInFlight = inFlightCalls; });
 `
 
 /** The one-shot global the program script reads first; it deletes itself on that read. */
@@ -57,6 +92,7 @@ const SETTLE_GLOBAL = '__codemode_settle'
 const ARM_SOURCE = `'use strict';
 const runtime = $0;
 const doneRef = $1;
+const configure = $2;
 const g = globalThis;
 const reflectApply = Reflect.apply;
 const defineProperty = Object.defineProperty;
@@ -86,9 +122,10 @@ function onReason(reason) { report(describe(reason)); }
 function settle(promise) {
   try { reflectApply(promiseThen, promise, [onValue, onReason]); } catch (error) { report(describe(error)); }
 }
-return function arm(toolsJson, limit) {
+return function arm(toolsJson, limit, maxCalls, maxInFlight) {
   init(toolsJson);
   maxResultBytes = limit;
+  configure(maxCalls, maxInFlight);
   defineProperty(g, '${SETTLE_GLOBAL}', {
     __proto__: null,
     configurable: true,
@@ -112,7 +149,7 @@ export function programScript(code: string): string {
 export const PROGRAM_SCRIPT_ORIGIN = Object.freeze({ filename: PROGRAM_FILENAME, lineOffset: -1 })
 
 /** Host-side handle to one prepared context's `arm`; never handed to the guest. */
-export type ArmReference = Reference<(toolsJson: string, maxResultBytes: number) => void>
+export type ArmReference = Reference<(toolsJson: string, maxResultBytes: number, maxSubCalls: number, maxSubCallsInFlight: number) => void>
 
 /** Host functions the bridge dispatches to; they must never throw or reject. */
 export interface BridgeHost {
@@ -120,6 +157,8 @@ export interface BridgeHost {
   log(level: string, text: string): void
   /** The settled program, as the tagged text described at {@link ARM_SOURCE}. */
   done(text: string): void
+  /** The guest found one of its sub-call counts over its limit (see {@link BRIDGE_SOURCE}). */
+  breach(limit: 'maxSubCalls' | 'maxSubCallsInFlight'): void
 }
 
 /**
@@ -135,15 +174,20 @@ export async function installBridge(
   const callRef = new ivm.Reference((name: string, argsJson: string) => host.call(name, argsJson))
   const logRef = new ivm.Reference((level: string, text: string) => host.log(level, text))
   const doneRef = new ivm.Reference((text: string) => host.done(text))
-  await context.evalClosure(BRIDGE_SOURCE, [callRef, logRef], { filename: 'codemode-bridge.js' })
+  const breachRef = new ivm.Reference((limit: unknown) => host.breach(limit === 'maxSubCalls' ? 'maxSubCalls' : 'maxSubCallsInFlight'))
+  const configure = (await context.evalClosure(BRIDGE_SOURCE, [callRef, logRef, breachRef], {
+    filename: 'codemode-bridge.js',
+    result: { reference: true },
+  })) as Reference<(maxSubCalls: number, maxSubCallsInFlight: number) => void>
   const runtime = (await context.eval(prelude.source, {
     filename: prelude.filename,
     reference: true,
   })) as Reference<object>
-  const arm = (await context.evalClosure(ARM_SOURCE, [runtime.derefInto(), doneRef], {
+  const arm = (await context.evalClosure(ARM_SOURCE, [runtime.derefInto(), doneRef, configure.derefInto()], {
     filename: 'codemode-bridge.js',
     result: { reference: true },
   })) as ArmReference
   runtime.release()
+  configure.release()
   return arm
 }

@@ -67,6 +67,8 @@ interface ActiveRun {
   done(text: string): void
   /** isolated-vm gave up on the isolate (a catastrophic out-of-memory error). */
   lost(): void
+  /** The guest found one of its sub-call counts over its limit. */
+  breach(limit: 'maxSubCalls' | 'maxSubCallsInFlight'): void
 }
 
 /** A fresh isolate with its context, bridge and prelude ready, used by at most one program. */
@@ -104,10 +106,10 @@ async function rehearse(ivm: IsolatedVm, isolate: Isolate): Promise<void> {
       installBridge(
         ivm,
         context,
-        { call: async (_name, argsJson) => successEnvelope(argsJson), log: () => {}, done: resolve },
+        { call: async (_name, argsJson) => successEnvelope(argsJson), log: () => {}, done: resolve, breach: () => {} },
         { source: guestRuntimeSource(), filename: RUNTIME_FILENAME },
       )
-        .then((arm) => arm.apply(undefined, [toolsJson([{ binding: 'echo', name: 'echo' }]), 1_000], { arguments: { copy: true } }))
+        .then((arm) => arm.apply(undefined, [toolsJson([{ binding: 'echo', name: 'echo' }]), 1_000, 10, 10], { arguments: { copy: true } }))
         .then(() => context.eval(programScript(REHEARSAL), PROGRAM_SCRIPT_ORIGIN))
         .catch(reject)
     })
@@ -141,6 +143,7 @@ async function prepareSandbox(ivm: IsolatedVm, memoryMb: number): Promise<Sandbo
         call: (name, argsJson) => route.current?.call(name, argsJson) ?? Promise.resolve(RUN_OVER),
         log: (level, text) => route.current?.log(level, text),
         done: (text) => route.current?.done(text),
+        breach: (limit) => route.current?.breach(limit),
       },
       { source: guestRuntimeSource(), filename: RUNTIME_FILENAME },
     )
@@ -286,7 +289,9 @@ class IsolatedVmEngine implements SandboxEngine {
       })
       // Not awaited: isolated-vm runs one isolate's tasks in order, so the program runs after it.
       sandbox.arm
-        .apply(undefined, [toolsJson(request.tools), limits.maxResultBytes], { arguments: { copy: true } })
+        .apply(undefined, [toolsJson(request.tools), limits.maxResultBytes, limits.maxSubCalls, limits.maxSubCallsInFlight], {
+          arguments: { copy: true },
+        })
         .catch((cause: unknown) => {
           if (over) return
           // The prelude's init never throws for a host-made tool list: this is a host fault.
@@ -442,6 +447,9 @@ function makeActiveRun(
     },
     lost() {
       if (!over) fail('memoryLimitBytes')
+    },
+    breach(limit) {
+      if (!over) fail(limit)
     },
   }
 }

@@ -440,6 +440,17 @@ return [outcomes, settled]`
         await expectEngineStillWorks()
       })
 
+      it('stops a loop of un-awaited calls to an instant tool at the in-flight limit, at the source: the host never sees more', async () => {
+        // The answers cannot reach a guest that never yields, so they stay in flight for it,
+        // however fast the host settles them; a host-side count alone would let the loop queue
+        // calls without end.
+        const host = fakeHost()
+        const code = "const s = 'x'.repeat(10000); for (;;) tools.echo({ s })"
+        expectLimit(await run(engine, code, { host, limits: { maxSubCallsInFlight: 5, maxSubCalls: 1_000_000 } }), 'maxSubCallsInFlight')
+        expect(host.calls.length).toBeLessThanOrEqual(5)
+        await expectEngineStillWorks()
+      })
+
       it('stops a console flood at the log limit', async () => {
         const host = fakeHost()
         const code = 'while (true) console.log("x".repeat(100))'
