@@ -89,8 +89,23 @@ function render(_args: unknown, value: JsonValue): ContentBlock[] {
   const { result, logs } = value as unknown as RunCodeValue
   const parts: string[] = []
   if (logs.length > 0) parts.push(`Console output:\n${formatLogs(logs)}`)
-  parts.push(`Result:\n${JSON.stringify(result, null, 2)}`)
+  parts.push(`Result:\n${resultText(result)}`)
   return [{ type: 'text', text: parts.join('\n\n') }]
+}
+
+/** Compact results over this many characters are shown compact. */
+const PRETTY_MAX_CHARS = 4_096
+
+/**
+ * The result as the model reads it: indented while that stays small, compact otherwise. Indenting
+ * multiplies the size of deep nesting (measured: 800 K characters of nested arrays, within the
+ * result limit, became 160 M indented), and the text goes to the model and the session log.
+ */
+function resultText(result: JsonValue): string {
+  const compact = JSON.stringify(result)
+  if (compact.length > PRETTY_MAX_CHARS) return compact
+  const pretty = JSON.stringify(result, null, 2)
+  return pretty.length <= 3 * compact.length + 256 ? pretty : compact
 }
 
 /** `<name> limit: <what it means>.` — how every limit is named to the model. */

@@ -182,6 +182,18 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     expect(JSON.stringify(dispatchEvent)).not.toContain('TAMPERED')
   })
 
+  it('shows a small result indented and a large or deeply nested one compact: the text stays near the result limit', async () => {
+    const { run } = setup()
+    const small = await run('return { a: [1, 2] }')
+    expect(small.content).toEqual([{ type: 'text', text: 'Result:\n{\n  "a": [\n    1,\n    2\n  ]\n}' }])
+    // 800 K characters of JSON nested 199 deep, under the 1 Mi default: indented, 160 M characters.
+    const deep = await run('let a = new Array(400000).fill(0); for (let i = 0; i < 198; i++) a = [a]; return a')
+    expect(deep.isError).toBe(false)
+    const text = deep.content.map((block) => (block.type === 'text' ? block.text : '')).join('')
+    expect(text.length).toBeLessThan(900_000)
+    expect(text.startsWith('Result:\n[[[[')).toBe(true)
+  })
+
   it('runs a TypeScript program whose sub-calls go through the pipeline with ids, root id, agent and parent token', async () => {
     const { ctx, agent, run } = setup()
     const seen: ToolExecution[] = []
