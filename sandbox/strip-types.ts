@@ -80,6 +80,27 @@ function describeModuleSyntax(statement: ts.Statement): string | undefined {
 }
 
 /**
+ * The first `<!--` that TypeScript reads as code. A program runs as a script, where `<!--` opens a
+ * comment to the end of the line (ECMAScript Annex B), while TypeScript reads `x<!--y` as
+ * `x < !--y`: program text could use the difference to hide code from these checks and close the
+ * function it is wrapped in. The same characters in a string, template, regular expression or
+ * comment are fine. (A script's other HTML-like comment, `-->` at the start of a line, is a
+ * TypeScript syntax error already: no line break may come before a postfix `--`, and a prefix `--`
+ * needs an operand.)
+ */
+function htmlOpenComment(file: ts.SourceFile, code: string): { position: number; message: string } | undefined {
+  if (!code.includes('<!--')) return undefined
+  let found: number | undefined
+  const visit = (node: ts.Node): void => {
+    if (found !== undefined) return
+    if (node.kind === ts.SyntaxKind.LessThanToken && code.startsWith('<!--', node.end - 1)) found = node.end - 1
+    else for (const child of node.getChildren(file)) visit(child)
+  }
+  visit(file)
+  return found === undefined ? undefined : { position: found, message: '`<!--` starts a comment in a script: put a space after `<` (`x < !--y`)' }
+}
+
+/**
  * Remove the TypeScript types from `source`, the body of an async function (top-level `await` and
  * `return` are fine). On success every remaining character keeps its line and column; plain
  * JavaScript comes back unchanged. Fails, with the first problem's 1-based line and column, on a
@@ -87,6 +108,19 @@ function describeModuleSyntax(statement: ts.Statement): string | undefined {
  * properties, `<T>x` assertions, `import`/`export`), naming the construct and what to write instead.
  */
 export function stripTypes(source: string): StripTypesResult {
+  try {
+    return strip(source)
+  } catch (error) {
+    // The parser and the blanker recurse once per nesting level: deep enough nesting (about 700
+    // levels of brackets) exhausts the host's stack. That is the program's shape, not a host fault.
+    if (error instanceof RangeError && /call stack/i.test(error.message)) {
+      return { ok: false, message: 'the program nests too deeply to be parsed: flatten it (fewer nested brackets, calls or blocks)', line: 1, column: 1 }
+    }
+    throw error
+  }
+}
+
+function strip(source: string): StripTypesResult {
   const wrapped = `${PREFIX}${source}${SUFFIX}`
   const file: ParsedSourceFile = ts.createSourceFile('program.ts', wrapped, PARSE_OPTIONS, false, ts.ScriptKind.TS)
 
@@ -115,6 +149,8 @@ export function stripTypes(source: string): StripTypesResult {
     const message = describeModuleSyntax(statement)
     if (message !== undefined) problems.push({ position: statement.getStart(file), message })
   }
+  const htmlComment = htmlOpenComment(file, blanked)
+  if (htmlComment !== undefined) problems.push(htmlComment)
   problems.sort((a, b) => a.position - b.position)
   const first = problems[0]
   if (first !== undefined) return fail(first.position, first.message)

@@ -111,6 +111,38 @@ describe('stripTypes', () => {
     expect(stripTypes('\nexport const a = 1')).toMatchObject({ ok: false, line: 2, column: 1, message: expect.stringContaining('`return`') })
   })
 
+  it('rejects `<!--` where it is code: a script reads it as a comment, TypeScript as `< !--`', () => {
+    // The difference could hide code from the check and close the function the program runs in.
+    const escape = "let x = 0\nx<!--y; `\n}) (), globalThis.out = 1, (async () => {\n<!--`\nreturn 'inside'"
+    expect(stripTypes(escape)).toMatchObject({ ok: false, line: 2, column: 2, message: expect.stringContaining('`<!--` starts a comment in a script') })
+    expect(stripTypes('let y = 2\nreturn 1<!--y')).toMatchObject({ ok: false, line: 2, column: 9 })
+  })
+
+  it('rejects `-->` that starts a line (a comment in a script) as the syntax error TypeScript finds there', () => {
+    expect(stripTypes('let x = 3, y = 1\nx\n-->y')).toMatchObject({ ok: false, line: 3, message: expect.stringContaining('Syntax error') })
+    expect(stripTypes('let x = 3, y = 1\nx /*\n*/ -->y')).toMatchObject({ ok: false, line: 3, message: expect.stringContaining('Syntax error') })
+  })
+
+  it('accepts the same characters in strings, templates, regular expressions and comments, and `-->` inside a line', () => {
+    const fine = [
+      "const html = '<!-- note -->'",
+      'const t = `<!--${1}-->`',
+      'const r = /<!--|-->/',
+      '// <!-- a comment -->',
+      '/*\n--> inside a comment\n*/',
+      'let i = 3\nwhile (i-->0) {}',
+      'let x = 3, y = 1\nreturn x /* c */ -->y',
+      "const s = 'a'\nreturn s + `\n-->`",
+    ]
+    for (const source of fine) expect(stripTypes(source)).toMatchObject({ ok: true, code: source })
+  })
+
+  it('refuses a program nested deeper than the parser can follow, without a host error', () => {
+    for (const source of ['return ' + '['.repeat(5_000) + ']'.repeat(5_000), 'return ' + '('.repeat(5_000) + '1' + ')'.repeat(5_000), '{'.repeat(5_000) + '}'.repeat(5_000)]) {
+      expect(stripTypes(source)).toMatchObject({ ok: false, line: 1, column: 1, message: expect.stringContaining('nests too deeply') })
+    }
+  })
+
   it('reports a syntax error at its line and column', () => {
     expect(stripTypes('const a = 1\nlet x = ;')).toEqual({ ok: false, message: 'Syntax error: Expression expected.', line: 2, column: 9 })
   })
