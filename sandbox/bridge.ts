@@ -40,6 +40,9 @@ export class RunBridge implements GuestHost {
   #concludes = false
 
   readonly #maxArgumentBytes: number
+  readonly #maxTotalArgumentBytes: number
+  /** Argument characters of the calls accepted so far. */
+  #argumentBytes = 0
 
   constructor(host: CodeModeHost, exec: ToolRunContext, limits: SandboxLimits) {
     this.#host = host
@@ -48,6 +51,7 @@ export class RunBridge implements GuestHost {
     this.#agent = exec.agent
     this.#session = exec.agent?.session
     this.#maxArgumentBytes = limits.maxArgumentBytes
+    this.#maxTotalArgumentBytes = limits.maxTotalArgumentBytes
     this.#scheduler = new CallScheduler(host.maxParallelSubCalls)
     this.#signal = AbortSignal.any([exec.signal, this.#abort.signal])
   }
@@ -79,6 +83,14 @@ export class RunBridge implements GuestHost {
         code: ToolErrorCode.INVALID_ARGS,
       })
     }
+    if (this.#argumentBytes + argsJson.length > this.#maxTotalArgumentBytes) {
+      return Promise.resolve({
+        ok: false,
+        message: `the arguments of "${name}" would take this program's tool calls past ${this.#maxTotalArgumentBytes} characters of JSON arguments in all (maxTotalArgumentBytes): pass less data`,
+        code: ToolErrorCode.INVALID_ARGS,
+      })
+    }
+    this.#argumentBytes += argsJson.length
     this.#count += 1
     return this.#settle(this.#count, name, argsJson)
   }

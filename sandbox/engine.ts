@@ -44,6 +44,12 @@ export interface SandboxLimits {
    * program cannot fill the host's memory or the durable session log through arguments.
    */
   readonly maxArgumentBytes: number
+  /**
+   * Length of the argument JSON text of all of one run's sub-calls together. A call that would
+   * pass it is refused to the program like one over {@link maxArgumentBytes}: the per-call limit
+   * alone would let a run of many large calls fill the host's memory and the session log.
+   */
+  readonly maxTotalArgumentBytes: number
 }
 
 /** The name of one limit. */

@@ -17,6 +17,7 @@ export const DEFAULT_LIMITS: SandboxLimits = Object.freeze({
   maxLogBytes: 64 * 1024,
   maxResultBytes: 1024 * 1024,
   maxArgumentBytes: 256 * 1024,
+  maxTotalArgumentBytes: 16 * 1024 * 1024,
 })
 
 const LIMIT_NAMES = Object.keys(DEFAULT_LIMITS) as SandboxLimitName[]
@@ -62,6 +63,8 @@ export function describeLimit(limit: SandboxLimitName, limits: SandboxLimits): s
       return `the program returned a value larger than ${value} characters of JSON`
     case 'maxArgumentBytes':
       return `a tool call's arguments are larger than ${value} characters of JSON`
+    case 'maxTotalArgumentBytes':
+      return `the program's tool calls carried more than ${value} characters of JSON arguments in all`
   }
 }
 

@@ -434,6 +434,28 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     expect(good.value).toMatchObject({ result: 3 })
   })
 
+  it('refuses the calls that would take a run past its total of argument characters, without dispatching or logging them', async () => {
+    const events: string[] = []
+    const limits = { maxArgumentBytes: 1_000, maxTotalArgumentBytes: 2_500 }
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, limits }) } })
+    registerTools(ctx, events)
+    const agent = ctx.agent('a')
+    const result = await agent.ctx.tools.execute(
+      call('run_code', {
+        code: `
+          const outcomes = []
+          for (let i = 0; i < 5; i++) {
+            try { outcomes.push(await tools.exclusive({ id: String(i) + 'x'.repeat(800) })) } catch (e) { outcomes.push(e.code + ' ' + /maxTotalArgumentBytes/.test(e.message)) }
+          }
+          return outcomes.map((o) => o.slice(0, 1) === 'I' ? o : o.slice(0, 1))`,
+      }, { callId: 'many' }),
+    )
+    expect(result.value).toMatchObject({ result: ['0', '1', '2', 'INVALID_ARGS true', 'INVALID_ARGS true'] })
+    expect(events.filter((event) => event.startsWith('start'))).toHaveLength(3)
+    const dispatched = agent.session.events.filter((event) => event.type === 'tool/code-dispatch')
+    expect(dispatched).toHaveLength(3)
+  })
+
   it('refuses an oversized sub-call argument to the program without dispatching or logging it', async () => {
     const events: string[] = []
     const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, limits: { maxArgumentBytes: 1_000 } }) } })
