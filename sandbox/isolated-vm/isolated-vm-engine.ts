@@ -1,5 +1,5 @@
 import type { Context, Isolate } from 'isolated-vm'
-import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
+import { DisposedError, ToolDefinitionError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import { parseJsonText } from '../../src/json-boundary.ts'
 import type {
   EngineFailure,
@@ -48,7 +48,17 @@ export interface IsolatedVmEngineOptions {
    * loop, and backs off when the program keeps taking longer. 0 turns it off (least CPU).
    */
   readonly spinMicros?: number
+  /**
+   * Isolates this engine may lose to V8's unrecoverable out-of-memory error before it refuses
+   * further runs (default {@link DEFAULT_MAX_LOST_ISOLATES}). Each such loss parks a thread and
+   * leaks its heap for the life of the process (see prepareSandbox), and a program can cause one
+   * at will: without a bound, a model could exhaust the host's threads and memory run by run.
+   */
+  readonly maxLostIsolates?: number
 }
+
+/** See {@link IsolatedVmEngineOptions.maxLostIsolates}. */
+export const DEFAULT_MAX_LOST_ISOLATES = 8
 
 const MIB = 1024 * 1024
 /** isolated-vm refuses memory limits under 8 MB. */
@@ -195,9 +205,13 @@ class IsolatedVmEngine implements SandboxEngine {
   readonly #terminating = new Set<Promise<void>>()
   #warm: Promise<Sandbox> | undefined
   #disposed = false
+  /** Isolates lost to an unrecoverable out-of-memory error, each a parked thread and a leaked heap. */
+  #lost = 0
+  readonly #maxLost: number
 
-  constructor(ivm: IsolatedVm, limits: SandboxLimits, watchdogIntervalMs: number | undefined, spinMicros: number) {
+  constructor(ivm: IsolatedVm, limits: SandboxLimits, watchdogIntervalMs: number | undefined, spinMicros: number, maxLost: number) {
     this.#ivm = ivm
+    this.#maxLost = maxLost
     this.#warmMemoryMb = memoryLimitMb(limits)
     this.#watchdog = new Watchdog(watchdogIntervalMs)
     this.#keepAwake = new KeepAwake(spinMicros)
@@ -241,6 +255,12 @@ class IsolatedVmEngine implements SandboxEngine {
     if (utf8Length(request.code) > limits.maxSourceBytes) {
       return { ok: false, error: limitFailure('maxSourceBytes', limits) }
     }
+    if (this.#lost >= this.#maxLost) {
+      throw new ToolError(
+        ToolErrorCode.CODE_RUN_FAILED,
+        `the isolated-vm engine runs no more programs: ${this.#lost} ran V8 out of memory beyond recovery, each leaking a thread and its heap until the process exits (maxLostIsolates ${this.#maxLost}); restart the process, or use the QuickJS engine, whose memory limit is hard`,
+      )
+    }
     const sandbox = await this.#takeSandbox(memoryLimitMb(limits))
     if (this.#disposed || signal.aborted) {
       // No program ran in it yet, so nothing is queued that a plain dispose could miss.
@@ -251,6 +271,7 @@ class IsolatedVmEngine implements SandboxEngine {
     try {
       return await this.#runIn(sandbox, request)
     } finally {
+      if (sandbox.route.lost) this.#lost += 1
       // Prepare the next isolate once this run's result is delivered, off its latency path.
       setImmediate(() => this.refill())
     }
@@ -475,7 +496,11 @@ export async function createIsolatedVmEngine(options: IsolatedVmEngineOptions = 
   const limits = resolveLimits(options.limits)
   const spinMicros = spinMicrosOption(options.spinMicros)
   const ivm = await loadIsolatedVm()
-  const engine = new IsolatedVmEngine(ivm, limits, options.watchdogIntervalMs, spinMicros)
+  const maxLost = options.maxLostIsolates ?? DEFAULT_MAX_LOST_ISOLATES
+  if (!Number.isSafeInteger(maxLost) || maxLost < 1) {
+    throw new ToolDefinitionError(`maxLostIsolates must be a positive integer, got ${String(maxLost)}`)
+  }
+  const engine = new IsolatedVmEngine(ivm, limits, options.watchdogIntervalMs, spinMicros, maxLost)
   // Surface a broken install now, as a host fault, rather than in the first run.
   await engine.refill()
   return engine

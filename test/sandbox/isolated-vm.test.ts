@@ -239,6 +239,23 @@ return { values, seen }
       expect(valueOf(await runIn('return 1'))).toBe(1)
     })
 
+    it('refuses further runs once it has lost maxLostIsolates isolates to unrecoverable out-of-memory errors', async () => {
+      // Each such loss parks a thread and leaks its heap for the life of the process.
+      const fragile = await createIsolatedVmEngine({ limits: CONTRACT_LIMITS, maxLostIsolates: 1 })
+      try {
+        const code = "const m = 'x'.repeat(2 ** 24); const s = 'Error: ' + m; return JSON.stringify([m, s]).length"
+        const lost = await runContract(fragile, code, { limits: { memoryLimitBytes: 32 * 1024 * 1024 } })
+        expect(lost).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'memoryLimitBytes' } })
+        await expect(runContract(fragile, 'return 1')).rejects.toMatchObject({
+          code: 'CODE_RUN_FAILED',
+          message: expect.stringContaining('maxLostIsolates 1'),
+        })
+      } finally {
+        await fragile.dispose()
+      }
+      await expect(createIsolatedVmEngine({ maxLostIsolates: 0 })).rejects.toThrow(/maxLostIsolates must be a positive integer/)
+    })
+
     it('reports a sub-call started after the run ended as failed, without calling the host', async () => {
       const host = fakeHost()
       const code = '(async () => { await tools.sleep5({}); await tools.echo({ late: true }) })()\nreturn 1'
