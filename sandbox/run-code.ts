@@ -9,12 +9,13 @@ import { RUN_CODE } from '../src/registry.ts'
 import type { JsonSchemaNode, ObjectJsonSchema } from '../src/schema/types.ts'
 import { validateArgs } from '../src/schema/validate.ts'
 import type { ToolDefinition } from '../src/tool.ts'
-import { generateSdk, renderRunCodeDescription, typeCheckProgram } from '../sdk-gen/index.ts'
+import { generateSdk, renderRunCodeDescription } from '../sdk-gen/index.ts'
 import type { GeneratedSdk } from '../sdk-gen/index.ts'
 import { RunBridge } from './bridge.ts'
 import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimitName, SandboxLimits } from './engine.ts'
 import { describeLimit, resolveLimits } from './limits.ts'
 import { stripTypes } from './strip-types.ts'
+import { TypeCheckThread } from './type-check-thread.ts'
 
 /** Options of {@link createRunCode}. */
 export interface RunCodeOptions {
@@ -136,6 +137,13 @@ function describeFailure(failure: EngineFailure, limits: SandboxLimits, logs: re
   return logs.length > 0 ? `${message}\n\nConsole output before the failure:\n${formatLogs(logs)}` : message
 }
 
+/** The process's type-check thread, started by the first run that asks for a check. */
+let typeChecks: TypeCheckThread | undefined
+function sharedTypeChecks(): TypeCheckThread {
+  typeChecks ??= new TypeCheckThread()
+  return typeChecks
+}
+
 function codeRunFailed(message: string): ToolError {
   return new ToolError(ToolErrorCode.CODE_RUN_FAILED, message)
 }
@@ -227,7 +235,19 @@ async function runProgram(
   }
   const sdk = cache.get(host.visibleTools(exec))
   if (typeCheck) {
-    const { diagnostics } = typeCheckProgram(sdk.declarations, code)
+    // Off the main thread and under the run's wall-time limit: a small program can keep the
+    // checker busy for seconds.
+    const checked = await sharedTypeChecks().check(sdk.declarations, code, { timeoutMs: limits.wallTimeMs, signal: exec.signal })
+    if (!checked.ok) {
+      throw codeRunFailed(
+        checked.reason === 'timeout'
+          ? `The program was not run: type-checking it took longer than the ${limitSentence('wallTimeMs', limits)}`
+          : checked.reason === 'aborted'
+            ? 'The program was cancelled while it was type-checked'
+            : 'The program was not run: the type checker failed on it',
+      )
+    }
+    const { diagnostics } = checked
     if (diagnostics.length > 0) {
       const lines = diagnostics.slice(0, 10).map((d) => `line ${d.line}, column ${d.column}: ${d.message}`)
       throw codeRunFailed(`The program was not run, it has type errors:\n${lines.join('\n')}`)

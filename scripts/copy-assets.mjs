@@ -1,8 +1,19 @@
-// The QuickJS worker entry and the modules it imports are plain JavaScript loaded by URL at run
-// time: tsc does not emit them (nor the declarations written by hand beside one of them).
+// The worker entries and the modules they import are plain JavaScript loaded by URL at run time
+// (a worker cannot load TypeScript on Node 20): tsc does not emit them, nor the declarations
+// written by hand beside them.
 import { copyFileSync, mkdirSync } from 'node:fs'
 
+const ASSETS = [
+  'sandbox/quickjs/worker.js',
+  'sandbox/quickjs/ring.js',
+  'sandbox/quickjs/ring.d.ts',
+  'sandbox/quickjs/guest-cpu.js',
+  'sandbox/quickjs/guest-cpu.d.ts',
+  'sdk-gen/type-check-core.js',
+  'sdk-gen/type-check-core.d.ts',
+  'sdk-gen/type-check-worker.js',
+]
+
 mkdirSync('dist/sandbox/quickjs', { recursive: true })
-for (const file of ['quickjs/worker.js', 'quickjs/ring.js', 'quickjs/ring.d.ts', 'quickjs/guest-cpu.js', 'quickjs/guest-cpu.d.ts']) {
-  copyFileSync(`sandbox/${file}`, `dist/sandbox/${file}`)
-}
+mkdirSync('dist/sdk-gen', { recursive: true })
+for (const file of ASSETS) copyFileSync(file, `dist/${file}`)

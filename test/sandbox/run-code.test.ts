@@ -434,6 +434,33 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     expect(good.value).toMatchObject({ result: 3 })
   })
 
+  it('type-checks off the main thread, within the wall-time limit: a program that keeps the checker busy is stopped', async () => {
+    const events: string[] = []
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, typeCheck: true, limits: { wallTimeMs: 1_000 } }) } })
+    registerTools(ctx, events)
+    const agent = ctx.agent('a')
+    // Nested recursive conditional types: seconds of checking for a few hundred bytes.
+    const code = `type Build<N extends number, A extends unknown[] = []> = A['length'] extends N ? A : Build<N, [...A, 0]>
+type Outer<A extends unknown[] = [], Acc = never> = A['length'] extends 400 ? Acc : Outer<[...A, 0], Acc | Build<A['length']>['length']>
+const x: Outer = 5000
+return 1`
+    let ticks = 0
+    const ticker = setInterval(() => void (ticks += 1), 10)
+    const slow = await agent.ctx.tools.execute(call('run_code', { code }))
+    clearInterval(ticker)
+    expect(codeOf(slow)).toBe('CODE_RUN_FAILED')
+    expect(slow.isError && slow.error.message).toMatch(/type-checking it took longer than the wallTimeMs limit/)
+    // The host's event loop kept turning while the checker worked.
+    expect(ticks).toBeGreaterThan(5)
+    const cancelled = new AbortController()
+    const pending = agent.ctx.tools.execute(call('run_code', { code }, { signal: cancelled.signal }))
+    setTimeout(() => cancelled.abort(), 50)
+    expect((await pending).isError).toBe(true)
+    // A fresh checker takes the next program.
+    const good = await agent.ctx.tools.execute(call('run_code', { code: 'const n: number = await tools.add({ a: 1, b: 2 })\nreturn n' }))
+    expect(good.value).toMatchObject({ result: 3 })
+  })
+
   it('refuses the calls that would take a run past its total of argument characters, without dispatching or logging them', async () => {
     const events: string[] = []
     const limits = { maxArgumentBytes: 1_000, maxTotalArgumentBytes: 2_500 }

@@ -1,0 +1,125 @@
+import { Worker } from 'node:worker_threads'
+import type { TypeCheckDiagnostic } from '../sdk-gen/type-check.ts'
+
+/**
+ * Type checks for `run_code` (`typeCheck: true`) off the main thread. Checking a program can take
+ * unbounded time (measured: a 250-byte program of nested recursive conditional types held the
+ * checker 15 s), so checks run in one worker thread, one at a time in arrival order, each under a
+ * deadline; a check past its deadline, or whose run is cancelled, is stopped by terminating the
+ * worker (a fresh one starts for the next check). The worker loads TypeScript once, on the first
+ * check, and never keeps the process alive while idle.
+ */
+
+/** How one check ended. */
+export type OffThreadCheck =
+  | { readonly ok: true; readonly diagnostics: readonly TypeCheckDiagnostic[] }
+  | { readonly ok: false; readonly reason: 'timeout' | 'aborted' | 'failed' }
+
+interface Job {
+  readonly id: number
+  readonly declarations: string
+  readonly program: string
+  readonly timeoutMs: number
+  readonly signal: AbortSignal
+  readonly resolve: (outcome: OffThreadCheck) => void
+  timer?: ReturnType<typeof setTimeout>
+  onAbort?: () => void
+}
+
+type WorkerReply = { readonly id: number; readonly diagnostics: TypeCheckDiagnostic[] } | { readonly id: number; readonly error: string }
+
+export class TypeCheckThread {
+  #worker: Worker | undefined
+  readonly #queue: Job[] = []
+  #current: Job | undefined
+  #ids = 0
+
+  /** Check `program` against `declarations`, within `timeoutMs` of its start, unless `signal` aborts first. */
+  check(declarations: string, program: string, options: { timeoutMs: number; signal: AbortSignal }): Promise<OffThreadCheck> {
+    if (options.signal.aborted) return Promise.resolve({ ok: false, reason: 'aborted' })
+    return new Promise((resolve) => {
+      const job: Job = { id: ++this.#ids, declarations, program, timeoutMs: options.timeoutMs, signal: options.signal, resolve }
+      job.onAbort = () => {
+        if (this.#current === job) this.#stop(job, 'aborted')
+        else this.#finishQueued(job, { ok: false, reason: 'aborted' })
+      }
+      options.signal.addEventListener('abort', job.onAbort, { once: true })
+      this.#queue.push(job)
+      this.#next()
+    })
+  }
+
+  /** Terminate the worker; waiting checks end as aborted. */
+  async dispose(): Promise<void> {
+    for (const job of this.#queue.splice(0)) this.#settle(job, { ok: false, reason: 'aborted' })
+    const current = this.#current
+    if (current !== undefined) this.#settle(current, { ok: false, reason: 'aborted' })
+    this.#current = undefined
+    const worker = this.#worker
+    this.#worker = undefined
+    await worker?.terminate()
+  }
+
+  #next(): void {
+    if (this.#current !== undefined) return
+    const job = this.#queue.shift()
+    if (job === undefined) {
+      this.#worker?.unref()
+      return
+    }
+    this.#current = job
+    const worker = this.#spawned()
+    worker.ref()
+    job.timer = setTimeout(() => this.#stop(job, 'timeout'), job.timeoutMs)
+    worker.postMessage({ id: job.id, declarations: job.declarations, program: job.program })
+  }
+
+  #spawned(): Worker {
+    if (this.#worker !== undefined) return this.#worker
+    const worker = new Worker(new URL('../sdk-gen/type-check-worker.js', import.meta.url), { execArgv: [] })
+    worker.on('message', (reply: WorkerReply) => {
+      const job = this.#current
+      if (job === undefined || reply.id !== job.id) return
+      this.#current = undefined
+      this.#settle(job, 'diagnostics' in reply ? { ok: true, diagnostics: reply.diagnostics } : { ok: false, reason: 'failed' })
+      this.#next()
+    })
+    worker.on('error', () => {
+      // 'exit' follows.
+    })
+    worker.on('exit', () => {
+      if (this.#worker !== worker) return
+      this.#worker = undefined
+      const job = this.#current
+      if (job === undefined) return
+      this.#current = undefined
+      this.#settle(job, { ok: false, reason: 'failed' })
+      this.#next()
+    })
+    this.#worker = worker
+    return worker
+  }
+
+  /** End the running check now: its worker is terminated, and the next check gets a fresh one. */
+  #stop(job: Job, reason: 'timeout' | 'aborted'): void {
+    if (this.#current !== job) return
+    this.#current = undefined
+    const worker = this.#worker
+    this.#worker = undefined
+    void worker?.terminate()
+    this.#settle(job, { ok: false, reason })
+    this.#next()
+  }
+
+  #finishQueued(job: Job, outcome: OffThreadCheck): void {
+    const index = this.#queue.indexOf(job)
+    if (index >= 0) this.#queue.splice(index, 1)
+    this.#settle(job, outcome)
+  }
+
+  #settle(job: Job, outcome: OffThreadCheck): void {
+    clearTimeout(job.timer)
+    if (job.onAbort !== undefined) job.signal.removeEventListener('abort', job.onAbort)
+    job.resolve(outcome)
+  }
+}
