@@ -454,6 +454,12 @@ function endSlice(run) {
 
 /** Settle the guest's promise of sub-call `id` with what the envelope text decodes to. */
 function settle(run, id, envelope) {
+  // An answer longer than the whole guest heap cannot be held there (QuickJS keeps at least a
+  // byte per character): the memory limit is broken now, without copying it in first.
+  if (envelope.length > run.limits.memoryLimitBytes) {
+    decideKill(run, 'memoryLimitBytes')
+    throw new Error('a sub-call answer larger than the guest heap')
+  }
   const { context } = run
   const idHandle = context.newNumber(id)
   const text = context.newString(envelope)
