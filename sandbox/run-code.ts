@@ -274,7 +274,9 @@ async function runProgram(
 /**
  * The SDK declarations an agent's program can call, for a harness that puts them in the system
  * prompt (`sdkIn: 'system-prompt'`). The same text `run_code`'s description embeds otherwise.
+ * @param agent - whose view (its scope's shadowing and restrictions); `undefined` asks for the
+ *   global view. Required, so that leaving it out cannot show a model tools it is denied.
  */
-export function codeModeDeclarations(tools: ToolRuntime, agent?: Agent): string {
+export function codeModeDeclarations(tools: ToolRuntime, agent: Agent | undefined): string {
   return sdkFor(tools.list(agent)).declarations
 }

@@ -5,9 +5,9 @@ import type { TypeCheckDiagnostic } from '../sdk-gen/type-check.ts'
  * Type checks for `run_code` (`typeCheck: true`) off the main thread. Checking a program can take
  * unbounded time (measured: a 250-byte program of nested recursive conditional types held the
  * checker 15 s), so checks run in one worker thread, one at a time in arrival order, each under a
- * deadline; a check past its deadline, or whose run is cancelled, is stopped by terminating the
- * worker (a fresh one starts for the next check). The worker loads TypeScript once, on the first
- * check, and never keeps the process alive while idle.
+ * deadline counted from its submission; a check past its deadline, or whose run is cancelled, is
+ * stopped by terminating the worker (a fresh one starts for the next check, loading TypeScript
+ * again: about a second). The worker never keeps the process alive while idle.
  */
 
 /** How one check ended. */
@@ -34,16 +34,22 @@ export class TypeCheckThread {
   #current: Job | undefined
   #ids = 0
 
-  /** Check `program` against `declarations`, within `timeoutMs` of its start, unless `signal` aborts first. */
+  /**
+   * Check `program` against `declarations`, within `timeoutMs` of this call (waiting for the
+   * worker included), unless `signal` aborts first.
+   */
   check(declarations: string, program: string, options: { timeoutMs: number; signal: AbortSignal }): Promise<OffThreadCheck> {
     if (options.signal.aborted) return Promise.resolve({ ok: false, reason: 'aborted' })
     return new Promise((resolve) => {
       const job: Job = { id: ++this.#ids, declarations, program, timeoutMs: options.timeoutMs, signal: options.signal, resolve }
-      job.onAbort = () => {
-        if (this.#current === job) this.#stop(job, 'aborted')
-        else this.#finishQueued(job, { ok: false, reason: 'aborted' })
+      const end = (reason: 'timeout' | 'aborted'): void => {
+        if (this.#current === job) this.#stop(job, reason)
+        else this.#finishQueued(job, { ok: false, reason })
       }
+      job.onAbort = () => end('aborted')
       options.signal.addEventListener('abort', job.onAbort, { once: true })
+      // From submission: time spent waiting behind another run's check counts too.
+      job.timer = setTimeout(() => end('timeout'), job.timeoutMs)
       this.#queue.push(job)
       this.#next()
     })
@@ -70,7 +76,6 @@ export class TypeCheckThread {
     this.#current = job
     const worker = this.#spawned()
     worker.ref()
-    job.timer = setTimeout(() => this.#stop(job, 'timeout'), job.timeoutMs)
     worker.postMessage({ id: job.id, declarations: job.declarations, program: job.program })
   }
 

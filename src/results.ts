@@ -28,7 +28,7 @@ export function failureResult(
 /** Turn anything a tool body or listener threw into a failure, never leaking a host stack. */
 export function failureFromError(error: unknown, fallbackCode: ToolErrorCode, prefix = ''): ToolExecutionFailure {
   const { name, message } = describeThrown(error)
-  return failureResult(isToolError(error) ? error.code : fallbackCode, prefix + message, { name })
+  return failureResult(toolErrorCode(error) ?? fallbackCode, prefix + message, { name })
 }
 
 /**
@@ -66,11 +66,15 @@ function readString(read: () => unknown): string {
   }
 }
 
-function isToolError(error: unknown): error is ToolError {
+/** The code of a thrown `ToolError`, if it is one and its code reads as a known code. */
+function toolErrorCode(error: unknown): ToolErrorCode | undefined {
   try {
-    return error instanceof ToolError
+    if (!(error instanceof ToolError)) return undefined
+    const code: unknown = error.code
+    return typeof code === 'string' && (Object.values(ToolErrorCode) as string[]).includes(code) ? (code as ToolErrorCode) : undefined
   } catch {
-    return false
+    // A revoked Proxy, or a code getter that throws.
+    return undefined
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { createContext } from '../../src/context.ts'
+import { ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { Context, ContextOptions } from '../../src/context.ts'
 import type { ToolExecutionResult } from '../../src/execution.ts'
 import { describeThrown } from '../../src/results.ts'
@@ -105,6 +106,26 @@ describe('a thrown value that cannot be turned into text', () => {
       expect(counts).toEqual({ finalized: 1, observed: 1 })
     })
   }
+
+  it('reads the code of a thrown ToolError safely: a throwing or unknown code falls back to TOOL_FAILED', async () => {
+    const throwingCode = new ToolError(ToolErrorCode.DENIED, 'no')
+    Object.defineProperty(throwingCode, 'code', {
+      get() {
+        throw new Error('code getter boom')
+      },
+    })
+    const oddCode = new ToolError(ToolErrorCode.DENIED, 'odd')
+    Object.defineProperty(oddCode, 'code', { value: 42 })
+    for (const thrown of [throwingCode, oddCode, new Proxy(throwingCode, {})]) {
+      const { ctx, counts } = counted({}, { execute: async () => { throw thrown } })
+      const result = await ctx.tools.execute(call('t'))
+      expect(codeOf(result)).toBe('TOOL_FAILED')
+      expect(counts).toEqual({ finalized: 1, observed: 1 })
+    }
+    // A well-formed ToolError keeps its code.
+    const { ctx } = counted({}, { execute: async () => { throw new ToolError(ToolErrorCode.DENIED, 'not allowed here') } })
+    expect(codeOf(await ctx.tools.execute(call('t')))).toBe('DENIED')
+  })
 
   it('does not end a turn: the calls after it run and the session log pairs every call with a result', async () => {
     const ctx = createContext()

@@ -113,7 +113,9 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     expect(schema?.description).not.toContain('hang(')
     expect(schema?.parameters.required).toEqual(['code'])
     expect(native.ctx.tools.schemas(native).map((s) => s.name)).toContain('add')
-    expect(codeModeDeclarations(coder.ctx.tools)).toContain('fs_read(')
+    expect(codeModeDeclarations(coder.ctx.tools, coder)).toContain('fs_read(')
+    expect(codeModeDeclarations(coder.ctx.tools, coder)).not.toContain('hang(')
+    expect(codeModeDeclarations(ctx.tools, undefined)).toContain('hang(')
   })
 
   it('runs the sub-calls of a run_code made through a scope context (no agent) in that scope: its restrictions, guards and listeners hold', async () => {
@@ -386,7 +388,7 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     const [schema] = agent.ctx.tools.schemas(agent)
     expect(schema?.description).not.toContain('add(args')
     expect(schema?.description).toMatch(/system prompt/)
-    const declarations = codeModeDeclarations(agent.ctx.tools)
+    const declarations = codeModeDeclarations(agent.ctx.tools, agent)
     expect(declarations).toContain('declare const tools')
     expect(declarations).toContain('add(args: {')
   })
