@@ -193,10 +193,11 @@ export type InferValue<S> = InferValueAt<S, [], []>
 
 /**
  * The TypeScript argument object of a {@link ParameterSchemaSpec}: `required: true` properties are
- * required keys, the others optional. The root counts as the first container level. Undeclared
- * keys (the root is open) are not part of the type.
+ * required keys, the others optional. As the spec writes it (`InferProperties<S, []>`), each
+ * property is inferred like a value root: exact to 16 container levels below the parameter map.
+ * Undeclared keys (the root is open) are not part of the type.
  */
-export type InferArgs<S> = InferProperties<S, [unknown]>
+export type InferArgs<S> = InferProperties<S, []>
 
 /**
  * A schema spec (the author-facing DSL) is malformed (`UNSUPPORTED_SCHEMA`). `issues` lists every

@@ -127,11 +127,12 @@ describe('InferArgs', () => {
     expectTypeOf<Args>().toEqualTypeOf<{ opts: { mode: 'a' | 'b' } }>()
   })
 
-  test('the parameter root counts as the first container level', () => {
-    type Args = InferArgs<{ deep: NestArrays<{ type: 'string' }, 15> & { required: true } }>
-    expectTypeOf<Args>().toEqualTypeOf<{ deep: ArrayOf<string, 15> }>()
-    type Deeper = InferArgs<{ deep: NestArrays<{ type: 'string' }, 16> & { required: true } }>
-    expectTypeOf<Deeper>().toEqualTypeOf<{ deep: ArrayOf<JsonValue, 15> }>()
+  test('infers each parameter like a value root (InferProperties<S, []>): exact to 16 containers below the map', () => {
+    type Args = InferArgs<{ deep: NestArrays<{ type: 'string' }, 16> & { required: true } }>
+    expectTypeOf<Args>().toEqualTypeOf<{ deep: ArrayOf<string, 16> }>()
+    expectTypeOf<Args['deep']>().toEqualTypeOf<InferValue<NestArrays<{ type: 'string' }, 16>>>()
+    type Deeper = InferArgs<{ deep: NestArrays<{ type: 'string' }, 17> & { required: true } }>
+    expectTypeOf<Deeper>().toEqualTypeOf<{ deep: ArrayOf<JsonValue, 16> }>()
   })
 
   test('the widened ParameterSchemaSpec infers a record of optional JSON values', () => {
