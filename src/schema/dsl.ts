@@ -492,3 +492,42 @@ export function valueSchemaSpecToJsonSchema(spec: ValueSchemaSpec): JsonSchemaNo
   compiledValueSpecs.set(spec, schema)
   return schema
 }
+
+type AnnotationKey = 'title' | 'description' | 'default' | 'examples' | 'required'
+
+/** The keys a spec node of `S`'s kind may have (see the DSL's node kinds). */
+type AllowedSpecKeys<S> = S extends { readonly oneOf: unknown }
+  ? 'oneOf' | AnnotationKey
+  : S extends { readonly type: 'array' }
+    ? 'type' | 'items' | AnnotationKey
+    : S extends { readonly type: 'object' }
+      ? 'type' | 'properties' | 'additionalProperties' | AnnotationKey
+      : S extends { readonly type: 'json' }
+        ? 'type' | AnnotationKey
+        : 'type' | 'enum' | 'const' | AnnotationKey
+
+/**
+ * `S` with every key its node kind does not take typed `never`, through `items`, `properties`
+ * and `oneOf`, so that `defineTool` refuses at compile time what it would refuse at run time
+ * (`minLength`, `format`, ...). Bounded like inference.
+ * @internal
+ */
+export type StrictSpec<S, D extends Levels = []> = D['length'] extends MaxLevels
+  ? S
+  : {
+      [K in keyof S]: K extends AllowedSpecKeys<S>
+        ? K extends 'items'
+          ? StrictSpec<S[K], [...D, unknown]>
+          : K extends 'properties'
+            ? { [P in keyof S[K]]: StrictSpec<S[K][P], [...D, unknown]> }
+            : K extends 'oneOf'
+              ? StrictBranches<S[K], [...D, unknown]>
+              : S[K]
+        : never
+    }
+
+/** A homomorphic map over the branch tuple, which keeps it a tuple. */
+type StrictBranches<B, D extends Levels> = { [I in keyof B]: StrictSpec<B[I], D> }
+
+/** @internal {@link StrictSpec} for each property of a parameter map. */
+export type StrictParameters<P> = { [K in keyof P]: StrictSpec<P[K]> }
