@@ -4,6 +4,9 @@ import type { ToolExecutionResult } from './execution.ts'
 import { dispatchedDefinition } from './pipeline.ts'
 import { failureResult } from './results.ts'
 
+/** The longest delay Node's timers take (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 /**
  * Install the timeout policy on `ctx`: a `tools/execute` wrapper that enforces each definition's
  * `timeoutMs`. For the wrapper's lifetime the signal is the caller's fused with a deadline; the
@@ -21,10 +24,16 @@ export function installTimeoutPolicy(ctx: Context): () => void {
     const deadline = new AbortController()
     const previous = exec.signal
     let fired = false
-    const timer = setTimeout(() => {
-      fired = true
-      deadline.abort(new DOMException(`tool "${exec.name}" timed out after ${timeoutMs} ms`, 'TimeoutError'))
-    }, timeoutMs)
+    const timer = setTimeout(
+      () => {
+        // A call its caller already cancelled is not timed out on top: it reads as cancelled.
+        if (previous.aborted) return
+        fired = true
+        deadline.abort(new DOMException(`tool "${exec.name}" timed out after ${timeoutMs} ms`, 'TimeoutError'))
+      },
+      // Node fires a longer timer at once (with a warning); the longest it takes stands in for it.
+      Math.min(timeoutMs, MAX_TIMER_MS),
+    )
     exec.signal = AbortSignal.any([previous, deadline.signal])
     try {
       const result = await next()

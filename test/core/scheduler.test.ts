@@ -178,6 +178,42 @@ describe('timeout policy', () => {
     expect((await ctx.tools.execute(call('plain'))).isError).toBe(false)
   })
 
+  it('honours a budget longer than Node timers take, instead of timing out at once', async () => {
+    const ctx = createContext()
+    ctx.tools.register(
+      rawTool('patient', {
+        timeoutMs: 2 ** 40,
+        execute: async () => {
+          await new Promise((resolve) => setTimeout(resolve, 10))
+          return 'done'
+        },
+      }),
+    )
+    installTimeoutPolicy(ctx)
+    const result = await ctx.tools.execute(call('patient'))
+    expect(result).toMatchObject({ isError: false, value: 'done' })
+  })
+
+  it('reports a call its caller cancelled as cancelled, though its deadline passed while it drained', async () => {
+    const ctx = createContext()
+    ctx.tools.register(
+      rawTool('draining', {
+        timeoutMs: 30,
+        execute: async (_args, exec) => {
+          await new Promise((resolve) => exec.signal.addEventListener('abort', resolve))
+          // Still winding down when the deadline comes.
+          await new Promise((resolve) => setTimeout(resolve, 60))
+          return 'late'
+        },
+      }),
+    )
+    installTimeoutPolicy(ctx)
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(), 5)
+    const result = await ctx.tools.execute(call('draining', {}, { signal: controller.signal }))
+    expect(result.isError && result.error.info?.code).toBe('ABORTED')
+  })
+
   it('stops applying once disposed', async () => {
     const ctx = createContext()
     ctx.tools.register(
