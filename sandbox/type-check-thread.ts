@@ -26,6 +26,9 @@ interface Job {
   onAbort?: () => void
 }
 
+/** The id of a replacement worker's first, throwaway check; job ids start at 1. */
+const WARM_UP = 0
+
 type WorkerReply = { readonly id: number; readonly diagnostics: TypeCheckDiagnostic[] } | { readonly id: number; readonly error: string }
 
 export class TypeCheckThread {
@@ -105,7 +108,10 @@ export class TypeCheckThread {
     return worker
   }
 
-  /** End the running check now: its worker is terminated, and the next check gets a fresh one. */
+  /**
+   * End the running check now: its worker is terminated, and a fresh one starts at once and loads
+   * TypeScript (about a second) before the next check needs it.
+   */
   #stop(job: Job, reason: 'timeout' | 'aborted'): void {
     if (this.#current !== job) return
     this.#current = undefined
@@ -113,6 +119,7 @@ export class TypeCheckThread {
     this.#worker = undefined
     void worker?.terminate()
     this.#settle(job, { ok: false, reason })
+    this.#spawned().postMessage({ id: WARM_UP, declarations: '', program: '' })
     this.#next()
   }
 

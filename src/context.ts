@@ -261,6 +261,16 @@ export class Context implements Disposable {
 }
 
 let executeUnparsed: (runtime: ToolRuntime, input: ToolExecutionInput, error: unknown) => Promise<ToolExecutionResult>
+let callerAgent: (runtime: ToolRuntime, agent: Agent | undefined) => Agent | undefined
+
+/**
+ * @internal For the agent loop ({@link runToolCalls}): the agent calls through `tools` act for
+ * (`agent`, else the context's own agent), checked as `execute()` checks it: throws for an agent
+ * of another deployment or outside the context's scope. Not exported from the package.
+ */
+export function agentOfCalls(tools: ToolRuntime, agent: Agent | undefined): Agent | undefined {
+  return callerAgent(tools, agent)
+}
 
 /**
  * @internal For the agent loop ({@link runToolCalls}): run a call whose argument text could not be
@@ -423,6 +433,10 @@ export class ToolRuntime {
       runtime.#context.assertAlive()
       const { node, agent } = runtime.#callerOf(input)
       return runPipeline(runtime.#deployment, node, input, agent, { error })
+    }
+    callerAgent = (runtime, agent) => {
+      runtime.#context.assertAlive()
+      return runtime.#callerOf(agent === undefined ? ({} as ToolExecutionInput) : ({ agent } as ToolExecutionInput)).agent
     }
   }
 

@@ -1,4 +1,4 @@
-import { executeWithUnparsedArguments } from './context.ts'
+import { agentOfCalls, executeWithUnparsedArguments } from './context.ts'
 import type { Agent, ToolRuntime } from './context.ts'
 import { ToolDefinitionError } from './errors.ts'
 import type { ToolExecutionInput, ToolExecutionMode, ToolExecutionResult } from './execution.ts'
@@ -92,7 +92,10 @@ export interface TurnCall {
 
 /** Options of {@link runToolCalls}. */
 export interface RunToolCallsOptions {
-  /** The agent the turn belongs to; its session receives `tool/call` and `tool/result`. */
+  /**
+   * The agent the turn belongs to (default: the agent whose context `tools` is); its session
+   * receives `tool/call` and `tool/result`.
+   */
   readonly agent?: Agent
   /** One cancellation signal shared by every call of the turn. */
   readonly signal: AbortSignal
@@ -113,10 +116,20 @@ export async function runToolCalls(
   options: RunToolCallsOptions,
 ): Promise<ToolExecutionResult[]> {
   const scheduler = new CallScheduler(options.maxParallel ?? 8)
-  const session = options.agent?.session
+  // The agent the calls act for: the one given, else the agent whose context `tools` is. Checked
+  // before anything is logged, so a foreign agent leaves no call without a result in a log.
+  const agent = agentOfCalls(tools, options.agent)
+  const session = agent?.session
   const logFailures: unknown[] = []
-  const log = (event: SessionEvent): Promise<void> | undefined =>
-    session?.append(event).catch((error: unknown) => void logFailures.push(error))
+  const log = async (event: SessionEvent): Promise<void> => {
+    if (session === undefined) return
+    try {
+      // Awaited inside the try: a log that throws synchronously fails like one that rejects.
+      await session.append(event)
+    } catch (error) {
+      logFailures.push(error)
+    }
+  }
 
   const runs = calls.map((turnCall) => {
     let args: unknown
@@ -131,7 +144,7 @@ export async function runToolCalls(
       name: turnCall.name,
       arguments: args,
       signal: options.signal,
-      ...(options.agent === undefined ? {} : { agent: options.agent }),
+      ...(agent === undefined ? {} : { agent }),
     }
     const mode: ToolExecutionMode = parseFailure === undefined ? tools.executionMode(input) : { kind: 'exclusive' }
     return scheduler.run(mode, async () => {

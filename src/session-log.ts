@@ -527,8 +527,15 @@ export function replaySession(
           subCalls: [],
         }
         if (event.parentCallId !== undefined) state.card.parentCallId = event.parentCallId
-        if (!states.has(event.callId)) order.push(state)
-        else order[order.indexOf(states.get(event.callId) as CardState)] = state
+        const previous = states.get(event.callId)
+        if (previous !== undefined && previous.card.result === undefined) {
+          // The same call again before its result (or after sub-call events that came first): one card.
+          state.subCalls = previous.subCalls
+          order[order.indexOf(previous)] = state
+        } else {
+          // A call id used again after its call ended (some providers number ids per turn): a new card.
+          order.push(state)
+        }
         states.set(event.callId, state)
         break
       }

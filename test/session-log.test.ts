@@ -409,6 +409,23 @@ describe('replaySession', () => {
   }
   const lookup = (name: string): ToolDefinition | undefined => (name === 'read' ? readTool : undefined)
 
+  it('gives a call id used again after its call ended a card of its own (providers that number ids per turn)', () => {
+    const events: SessionEvent[] = [
+      { type: 'tool/call', callId: 'call_0', rootCallId: 'call_0', name: 'read', arguments: { path: 'a' } },
+      { type: 'tool/result', callId: 'call_0', name: 'read', isError: true, content: [text('turn 1 failed')] },
+      { type: 'tool/call', callId: 'call_0', rootCallId: 'call_0', name: 'other', arguments: { q: 1 } },
+      { type: 'tool/result', callId: 'call_0', name: 'other', isError: false, content: [text('turn 2')] },
+    ]
+    const cards = replaySession(events, lookup)
+    expect(cards.map((card) => [card.callId, card.name, card.isError])).toEqual([
+      ['call_0', 'read', true],
+      ['call_0', 'other', false],
+    ])
+    // A call event repeated before its result stays one card.
+    const repeated = replaySession([events[0] as SessionEvent, events[0] as SessionEvent, events[1] as SessionEvent], lookup)
+    expect(repeated).toHaveLength(1)
+  })
+
   it('reproduces the cards a live UI showed, from a reopened log without any canonical value', async () => {
     const path = join(dir, 'session.jsonl')
     const { log } = await openJsonlSessionLog(path)

@@ -96,6 +96,45 @@ describe('runToolCalls', () => {
     ])
   })
 
+  it("logs to the session of the agent whose context runs the turn when no agent is named", async () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('echo'))
+    const agent = ctx.agent('a')
+    const seen: unknown[] = []
+    ctx.on('tools/result', (exec) => void seen.push(exec.agent))
+    await runToolCalls(agent.ctx.tools, [{ callId: 'c1', name: 'echo', arguments: {} }], { signal: new AbortController().signal })
+    expect(seen).toEqual([agent])
+    expect(agent.session.events.map((event) => event.type)).toEqual(['tool/call', 'tool/result'])
+  })
+
+  it('refuses an agent the context does not cover before it logs anything', async () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('echo'))
+    const inside = ctx.scope('team').agent('in')
+    const outside = ctx.agent('out')
+    await expect(
+      runToolCalls(inside.ctx.tools, [{ callId: 'c1', name: 'echo', arguments: {} }], { agent: outside, signal: new AbortController().signal }),
+    ).rejects.toThrow(/not under scope/)
+    expect(outside.session.events).toEqual([])
+  })
+
+  it('runs every call when the session log throws synchronously, then reports the log failure', async () => {
+    const ctx = createContext()
+    const ran: string[] = []
+    ctx.tools.register(rawTool('echo', { execute: async (args) => void ran.push(JSON.stringify(args)) }))
+    const agent = ctx.agent('a')
+    const broken = new Error('disk is gone')
+    agent.session.append = () => {
+      throw broken
+    }
+    const turn = runToolCalls(agent.ctx.tools, [
+      { callId: 'c1', name: 'echo', arguments: { n: 1 } },
+      { callId: 'c2', name: 'echo', arguments: { n: 2 } },
+    ], { agent, signal: new AbortController().signal })
+    await expect(turn).rejects.toBe(broken)
+    expect(ran).toEqual(['{"n":1}', '{"n":2}'])
+  })
+
   it('parses argument text losslessly and refuses an unsafe integer with its path', async () => {
     const ctx = createContext()
     ctx.tools.register(rawTool('echo'))
