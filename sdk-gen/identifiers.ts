@@ -14,12 +14,13 @@ const RESERVED_WORDS: ReadonlySet<string> = new Set([
   'try', 'typeof', 'undefined', 'var', 'void', 'while', 'with', 'yield', 'NaN', 'Infinity',
 ])
 
-// Keys an object inherits from Object.prototype, plus `then`: a `tools.then` would make the tools
-// object a thenable, so `await tools` would call a tool.
+// Keys an object inherits from Object.prototype, plus names the language calls on its own: a
+// `tools.then` would make the tools object a thenable (`await tools` would call a tool), and a
+// `tools.toJSON` would be called by `JSON.stringify(tools)`.
 const UNSAFE_PROPERTY_NAMES: ReadonlySet<string> = new Set([
   '__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable',
   'toLocaleString', 'toString', 'valueOf', '__defineGetter__', '__defineSetter__', '__lookupGetter__',
-  '__lookupSetter__', 'then',
+  '__lookupSetter__', 'then', 'toJSON',
 ])
 
 /** True when `name` can be written bare as a property key (ASCII identifier syntax). */

@@ -130,6 +130,17 @@ function renderBase(node: JsonSchemaNode, indent: string, depth: Depth): Rendere
   }
 }
 
+/** The members TypeScript's `Object` interface gives every object type. */
+const OBJECT_MEMBERS: ReadonlySet<string> = new Set([
+  'constructor',
+  'toString',
+  'toLocaleString',
+  'valueOf',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+])
+
 function renderObject(node: JsonSchemaNode, indent: string, depth: Depth): string {
   const properties = node.properties ?? {}
   const required = new Set(node.required ?? [])
@@ -137,7 +148,12 @@ function renderObject(node: JsonSchemaNode, indent: string, depth: Depth): strin
   const members: { doc: string; text: string }[] = []
   for (const [name, schema] of Object.entries(properties)) {
     const optional = required.has(name) ? '' : '?'
-    const type = render(schema, inner, depth).text
+    let type = render(schema, inner, depth).text
+    // Every object literal has Object's members in TypeScript's eyes: an optional `constructor?:
+    // string` would refuse `{}`, which leaves it out, because Function is not a string. The
+    // inherited member's type is allowed beside the declared one (and is what reading such a key
+    // of a value that lacks it gives at run time).
+    if (optional === '?' && OBJECT_MEMBERS.has(name)) type = `${type} | Object[${renderStringLiteral(name)}]`
     members.push({ doc: renderDocComment(describeNode(schema), inner), text: `${renderPropertyKey(name)}${optional}: ${type}` })
   }
   if (node.additionalProperties !== false) members.push({ doc: '', text: '[key: string]: JsonValue | undefined' })

@@ -23,13 +23,15 @@ describe('assignBindings', () => {
   })
 
   it('suffixes reserved words and names every object already has', () => {
-    expect(assignBindings(['delete', 'await', '__proto__', 'constructor', 'toString', 'then']).map((b) => b.binding)).toEqual([
+    expect(assignBindings(['delete', 'await', '__proto__', 'constructor', 'toString', 'then', 'toJSON']).map((b) => b.binding)).toEqual([
       'delete_',
       'await_',
       '__proto___',
       'constructor_',
       'toString_',
       'then_',
+      // JSON.stringify(tools) would call a `toJSON`.
+      'toJSON_',
     ])
   })
 

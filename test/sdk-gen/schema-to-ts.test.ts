@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { MAX_TYPE_DEPTH, schemaToType } from '../../sdk-gen/index.ts'
+import { renderDocValue } from '../../sdk-gen/doc-comment.ts'
 import type { JsonSchemaNode } from '../../src/schema/types.ts'
 
 describe('schemaToType', () => {
@@ -202,5 +203,16 @@ describe('schemaToType', () => {
   it('cuts a long default value in its JSDoc', () => {
     const node: JsonSchemaNode = { type: 'object', properties: { s: { type: 'string', default: 'x'.repeat(300) } }, additionalProperties: false }
     expect(schemaToType(node)).toBe(['{', '  /**', `   * @default "${'x'.repeat(199)}…`, '   */', '  s?: string', '}'].join('\n'))
+  })
+})
+
+describe('renderDocValue', () => {
+  it('cuts a long value on a whole character, never between the halves of a surrogate pair', () => {
+    // The JSON text is a quote, 198 letters, then emoji: the 200th code unit is a high surrogate.
+    const value = `${'a'.repeat(198)}${'\u{1F600}'.repeat(20)}`
+    const rendered = renderDocValue(value)
+    expect((rendered as string & { isWellFormed(): boolean }).isWellFormed()).toBe(true)
+    expect(rendered).toBe(`"${'a'.repeat(198)}…`)
+    expect(renderDocValue('short')).toBe('"short"')
   })
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { generateSdk, typeCheckDeclarations, typeCheckProgram } from '../../sdk-gen/index.ts'
+import type { JsonSchemaNode } from '../../src/schema/types.ts'
 import { representativeTools } from './fixtures.ts'
 
 const { declarations } = generateSdk(representativeTools)
@@ -76,5 +77,43 @@ describe('typeCheckDeclarations', () => {
 
   it('reports broken declarations', () => {
     expect(typeCheckDeclarations('declare const tools: {').diagnostics).not.toEqual([])
+  })
+})
+
+describe('type checking against keys every object has, and the language the engines run', () => {
+  const sdk = generateSdk([
+    {
+      name: 'search',
+      description: 'Search.',
+      parameters: {
+        type: 'object',
+        // Built from entries: in an object literal TypeScript types a `constructor` key as Object's.
+        properties: Object.fromEntries<JsonSchemaNode>([
+          ['query', { type: 'string' }],
+          ['constructor', { type: 'string' }],
+          ['valueOf', { type: 'number' }],
+          ['toString', { type: 'boolean' }],
+        ]),
+        required: ['query'],
+        additionalProperties: false,
+      },
+      output: { type: 'array', items: { type: 'string' } },
+    },
+  ])
+
+  it('accepts a call that leaves out optional keys named like Object members, and refuses a wrong type for one', () => {
+    expect(typeCheckProgram(sdk.declarations, "return await tools.search({ query: 'x' })").diagnostics).toEqual([])
+    expect(typeCheckProgram(sdk.declarations, "return await tools.search({ query: 'x', constructor: 'c', valueOf: 2 })").diagnostics).toEqual([])
+    const wrong = typeCheckProgram(sdk.declarations, "return await tools.search({ query: 'x', valueOf: 'two' })").diagnostics
+    expect(wrong).toHaveLength(1)
+  })
+
+  it('knows the ES2023 library and console.debug, which both engines provide', () => {
+    const program = [
+      "const found = await tools.search({ query: 'x' })",
+      'console.debug(found.findLast((s) => s.length > 1), found.toSorted(), found.findLastIndex((s) => s === "a"))',
+      'return found.with(0, "first")',
+    ].join('\n')
+    expect(typeCheckProgram(sdk.declarations, program).diagnostics).toEqual([])
   })
 })
