@@ -14,13 +14,18 @@ import type { GeneratedSdk } from '../sdk-gen/index.ts'
 import { RunBridge } from './bridge.ts'
 import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimitName, SandboxLimits } from './engine.ts'
 import { describeLimit, resolveLimits } from './limits.ts'
+import { createQuickJSEngine } from './quickjs/quickjs-engine.ts'
 import { stripTypes } from './strip-types.ts'
 import { TypeCheckThread } from './type-check-thread.ts'
 
 /** Options of {@link createRunCode}. */
 export interface RunCodeOptions {
-  /** The engine programs run in (`createQuickJSEngine()` or `createIsolatedVmEngine()`). */
-  readonly engine: SandboxEngine
+  /**
+   * The engine programs run in (`createQuickJSEngine()` or `createIsolatedVmEngine()`). Default: a
+   * QuickJS engine with this transport's limits, created on the first run (its idle worker
+   * threads never keep the process alive). Pass one to share it or to dispose of it yourself.
+   */
+  readonly engine?: SandboxEngine
   /** Per-run limits over the defaults (`DEFAULT_LIMITS`). */
   readonly limits?: Partial<SandboxLimits>
   /**
@@ -183,12 +188,17 @@ class SdkCache {
  * returns `{ result, logs }`. A guest failure or a broken limit is a `CODE_RUN_FAILED` error
  * result naming what happened, with the logs so far.
  */
-export function createRunCode(options: RunCodeOptions): CodeModeTransport {
-  const { engine } = options
-  if (typeof engine !== 'object' || engine === null || typeof engine.run !== 'function') {
-    throw new TypeError('createRunCode({ engine }): engine must be a SandboxEngine (createQuickJSEngine() or createIsolatedVmEngine())')
+export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
+  const given = options.engine
+  if (given !== undefined && (typeof given !== 'object' || given === null || typeof given.run !== 'function')) {
+    throw new TypeError('createRunCode({ engine }): engine must be a SandboxEngine (createQuickJSEngine() or createIsolatedVmEngine()), or left out for QuickJS')
   }
   const limits = resolveLimits(options.limits)
+  let engine = given
+  const engineForRun = (): SandboxEngine => {
+    engine ??= createQuickJSEngine({ limits })
+    return engine
+  }
   const sdkIn = options.sdkIn ?? 'description'
   const cache = new SdkCache()
 
@@ -211,7 +221,7 @@ export function createRunCode(options: RunCodeOptions): CodeModeTransport {
       return sdkIn === 'system-prompt' ? SYSTEM_PROMPT_DESCRIPTION : renderRunCodeDescription(cache.get(tools))
     },
     async execute(args, exec) {
-      return runProgram(host, engine, limits, cache, options.typeCheck === true, args, exec)
+      return runProgram(host, engineForRun(), limits, cache, options.typeCheck === true, args, exec)
     },
   })
 }
@@ -225,6 +235,7 @@ async function runProgram(
   args: unknown,
   exec: ToolRunContext,
 ): Promise<RunCodeValue> {
+  const started = performance.now()
   const { code } = validateArgs(PARAMETERS, args, RUN_CODE) as { code: string }
   if (Buffer.byteLength(code, 'utf8') > limits.maxSourceBytes) {
     throw codeRunFailed(`The program was not run because of its ${limitSentence('maxSourceBytes', limits)}`)
@@ -257,7 +268,10 @@ async function runProgram(
   const bridge = new RunBridge(host, exec, limits)
   let outcome
   try {
-    outcome = await engine.run({ code: stripped.code, tools: sdk.bindings, limits, host: bridge, signal: bridge.signal })
+    // The wall-time limit is the whole run's: what a type check took is gone from it.
+    const wallTimeMs = Math.max(1, Math.floor(limits.wallTimeMs - (performance.now() - started)))
+    const runLimits = wallTimeMs === limits.wallTimeMs ? limits : { ...limits, wallTimeMs }
+    outcome = await engine.run({ code: stripped.code, tools: sdk.bindings, limits: runLimits, host: bridge, signal: bridge.signal })
   } finally {
     // Sub-calls still in flight when the program ended are aborted and drained, never leaked.
     await bridge.drain()

@@ -514,3 +514,35 @@ return 1`
     expect(logged.map((event) => event.type === 'tool/code-dispatch' && event.isError)).toEqual([false, true])
   })
 })
+
+describe('createRunCode', () => {
+  it('runs programs on a QuickJS engine of its own when none is given', async () => {
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode() } })
+    registerTools(ctx, [])
+    const agent = ctx.agent('a')
+    const result = await agent.ctx.tools.execute(call('run_code', { code: 'return await tools.add({ a: 2, b: 3 })' }))
+    expect(result).toMatchObject({ isError: false, value: { result: 5 } })
+    expect(() => createRunCode({ engine: {} as SandboxEngine })).toThrow(/engine must be a SandboxEngine/)
+  })
+
+  it('counts the time a type check took against the run: the engine gets what is left of the wall-time limit', async () => {
+    const seen: number[] = []
+    const engine: SandboxEngine = {
+      name: 'recording',
+      run: async (request) => {
+        seen.push(request.limits.wallTimeMs)
+        return { ok: true, resultJson: '1' }
+      },
+      dispose: async () => undefined,
+      [Symbol.asyncDispose]: async () => undefined,
+    }
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, typeCheck: true, limits: { wallTimeMs: 30_000 } }) } })
+    registerTools(ctx, [])
+    const agent = ctx.agent('a')
+    const result = await agent.ctx.tools.execute(call('run_code', { code: 'const n: number = 1\nreturn n' }))
+    expect(result.isError).toBe(false)
+    expect(seen).toHaveLength(1)
+    expect(seen[0]).toBeLessThan(30_000)
+    expect(seen[0]).toBeGreaterThan(0)
+  })
+})
