@@ -63,7 +63,7 @@ return { quarters: files.length, totals, best: { region: best[0], amount: best[1
 
 /** Runs the example on `engine` (default QuickJS) and disposes it at the end. */
 export async function main({ engine: name = 'quickjs' as EngineName, print = console.log as Print } = {}): Promise<CodeModeSummary> {
-  // The engine owns worker threads or isolates: `await using` disposes it, or the process would not exit.
+  // The engine owns worker threads or isolates: `await using` disposes it when the example is done.
   await using engine = await createEngine(name)
   return await runWith(engine, print)
 }

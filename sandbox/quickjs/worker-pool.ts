@@ -373,7 +373,8 @@ export class WorkerPool {
 
   #dispatch(): void {
     for (const slot of this.#slots) {
-      if (this.#waiters.length === 0) return
+      // Not a return: the refs below must follow every change of state, a worker turning idle too.
+      if (this.#waiters.length === 0) break
       if (slot.state !== 'idle') continue
       const waiter = this.#waiters.shift() as Waiter
       waiter.signal.removeEventListener('abort', waiter.onAbort)

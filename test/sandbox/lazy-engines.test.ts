@@ -26,3 +26,16 @@ describe('the engine a user does not choose is never loaded', () => {
     expect(report.isolatedVmAddon).toEqual([])
   })
 })
+
+describe('an idle engine', () => {
+  it('lets the process exit on its own after a run, even never disposed (createRunCode\'s default QuickJS engine)', () => {
+    // execFileSync fails on its timeout if the process does not exit.
+    const output = execFileSync(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'test/fixtures/idle-engine-exits.mjs'], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+    expect(JSON.parse(output)).toEqual({ result: 42, logs: [] })
+  })
+})
+
