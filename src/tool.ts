@@ -5,7 +5,7 @@ import type { ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext } f
 import type { ToolCallView, ToolResultView } from './presentation.ts'
 import { ToolDefinitionError } from './errors.ts'
 import { compileParameterSpec, compileValueSpec, SchemaSpecError } from './schema/dsl.ts'
-import type { InferArgs, InferValue, ParameterSchemaSpec, StrictParameters, StrictSpec, ValueSchemaSpec } from './schema/dsl.ts'
+import type { InferArgs, InferValue, ParameterSchemaSpec, ValueSchemaSpec } from './schema/dsl.ts'
 import type { SchemaDefinitionIssue } from './schema/json-schema.ts'
 import { isValidAgainst, validateArgs } from './schema/validate.ts'
 import { isStrayPromise } from './results.ts'
@@ -94,9 +94,7 @@ function optionalFunctionProblem(spec: object, key: string): string | undefined 
  * @throws SchemaSpecError (`UNSUPPORTED_SCHEMA`) listing every malformed path of both schemas
  *   (`parameters.mode.enum[0]`, `output.schema.items.type`, ...).
  */
-export function defineTool<const P extends ParameterSchemaSpec, const O extends ValueSchemaSpec>(
-  spec: TypedToolSpec<P, O> & { readonly parameters: StrictParameters<P>; readonly output: { readonly schema: StrictSpec<O> } },
-): ToolDefinition {
+export function defineTool<const P extends ParameterSchemaSpec, const O extends ValueSchemaSpec>(spec: TypedToolSpec<P, O>): ToolDefinition {
   const problems: string[] = []
   if (typeof spec.name !== 'string' || spec.name === '') problems.push('name must be a non-empty string')
   if (typeof spec.description !== 'string') problems.push('description must be a string')

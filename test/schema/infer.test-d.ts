@@ -1,7 +1,6 @@
 import { describe, expectTypeOf, test } from 'vitest'
 import type { JsonValue } from '../../src/json-boundary.ts'
 import type { InferArgs, InferValue, ParameterPropertySpec, ParameterSchemaSpec, ValueSchemaSpec } from '../../src/schema/dsl.ts'
-import { defineTool } from '../../src/tool.ts'
 import type { ToolDefinition } from '../../src/tool.ts'
 
 /** Wraps `S` in `N` array specs, the way an author would nest them by hand. */
@@ -148,54 +147,5 @@ describe("the spec's type-equiv blocks", () => {
     expectTypeOf<ParameterPropertySpec>().toEqualTypeOf<SpecParameterPropertySpec>()
     expectTypeOf<ParameterSchemaSpec>().toEqualTypeOf<SpecParameterSchemaSpec>()
     expectTypeOf<Pick<ToolDefinition, 'timeoutMs'>>().toEqualTypeOf<{ timeoutMs?: number }>()
-  })
-})
-
-describe('defineTool refuses at compile time the keys a node kind does not take', () => {
-  test('in parameters and in the output schema, nested too', () => {
-    const render = () => []
-    const execute = async () => 'x'
-    defineTool({
-      name: 'strict',
-      description: 'd',
-      // @ts-expect-error minLength is not part of the DSL (use a description, or validate in the body)
-      parameters: { q: { type: 'string', minLength: 1, required: true } },
-      output: { schema: { type: 'string' }, render },
-      execute,
-    })
-    defineTool({
-      name: 'strict',
-      description: 'd',
-      parameters: { q: { type: 'string', required: true } },
-      // @ts-expect-error format is not part of the DSL
-      output: { schema: { type: 'string', format: 'email' }, render },
-      execute,
-    })
-    defineTool({
-      name: 'strict',
-      description: 'd',
-      parameters: {
-        // @ts-expect-error pattern, two levels down
-        list: { type: 'array', items: { type: 'object', additionalProperties: false, properties: { s: { type: 'string', pattern: 'x' } } } },
-      },
-      output: { schema: { type: 'null' }, render },
-      execute: async () => null,
-    })
-    // Everything the DSL takes still compiles and infers.
-    const ok = defineTool({
-      name: 'ok',
-      description: 'd',
-      parameters: {
-        mode: { type: 'string', enum: ['a', 'b'], title: 'Mode', description: 'm', default: 'a', examples: ['b'], required: true },
-        tags: { oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }] },
-        meta: { type: 'json' },
-      },
-      output: { schema: { type: 'object', additionalProperties: false, properties: { n: { type: 'integer', required: true } } }, render },
-      execute: async (args) => {
-        expectTypeOf(args.mode).toEqualTypeOf<'a' | 'b'>()
-        return { n: 1 }
-      },
-    })
-    expectTypeOf(ok).toEqualTypeOf<ToolDefinition>()
   })
 })
