@@ -22,8 +22,9 @@ import { TypeCheckThread } from './type-check-thread.ts'
 export interface RunCodeOptions {
   /**
    * The engine programs run in (`createQuickJSEngine()` or `createIsolatedVmEngine()`). Default: a
-   * QuickJS engine with this transport's limits, created on the first run (its idle worker
-   * threads never keep the process alive). Pass one to share it or to dispose of it yourself.
+   * QuickJS engine, created on the first run and shared with every other transport given none
+   * (one per guest heap size); its idle worker threads do not keep the process alive. Pass one to
+   * choose its options or to dispose of it yourself.
    */
   readonly engine?: SandboxEngine
   /** Per-run limits over the defaults (`DEFAULT_LIMITS`). */
@@ -142,6 +143,21 @@ function describeFailure(failure: EngineFailure, limits: SandboxLimits, logs: re
   return logs.length > 0 ? `${message}\n\nConsole output before the failure:\n${formatLogs(logs)}` : message
 }
 
+/**
+ * The QuickJS engines of transports given none, one per guest heap size (a worker's WASM module is
+ * sized for it): shared by every such transport in the process, never disposed (idle workers do
+ * not keep the process alive).
+ */
+const defaultEngines = new Map<number, SandboxEngine>()
+function defaultEngine(limits: SandboxLimits): SandboxEngine {
+  let engine = defaultEngines.get(limits.memoryLimitBytes)
+  if (engine === undefined) {
+    engine = createQuickJSEngine({ limits: { memoryLimitBytes: limits.memoryLimitBytes } })
+    defaultEngines.set(limits.memoryLimitBytes, engine)
+  }
+  return engine
+}
+
 /** The process's type-check thread, started by the first run that asks for a check. */
 let typeChecks: TypeCheckThread | undefined
 function sharedTypeChecks(): TypeCheckThread {
@@ -196,7 +212,7 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
   const limits = resolveLimits(options.limits)
   let engine = given
   const engineForRun = (): SandboxEngine => {
-    engine ??= createQuickJSEngine({ limits })
+    engine ??= defaultEngine(limits)
     return engine
   }
   const sdkIn = options.sdkIn ?? 'description'

@@ -146,6 +146,7 @@ function renderObject(node: JsonSchemaNode, indent: string, depth: Depth): strin
   const required = new Set(node.required ?? [])
   const inner = indent + INDENT
   const members: { doc: string; text: string }[] = []
+  const inherited: string[] = []
   for (const [name, schema] of Object.entries(properties)) {
     const optional = required.has(name) ? '' : '?'
     let type = render(schema, inner, depth).text
@@ -153,10 +154,17 @@ function renderObject(node: JsonSchemaNode, indent: string, depth: Depth): strin
     // string` would refuse `{}`, which leaves it out, because Function is not a string. The
     // inherited member's type is allowed beside the declared one (and is what reading such a key
     // of a value that lacks it gives at run time).
-    if (optional === '?' && OBJECT_MEMBERS.has(name)) type = `${type} | Object[${renderStringLiteral(name)}]`
+    if (optional === '?' && OBJECT_MEMBERS.has(name)) {
+      const member = `Object[${renderStringLiteral(name)}]`
+      type = `${type} | ${member}`
+      inherited.push(member)
+    }
     members.push({ doc: renderDocComment(describeNode(schema), inner), text: `${renderPropertyKey(name)}${optional}: ${type}` })
   }
-  if (node.additionalProperties !== false) members.push({ doc: '', text: '[key: string]: JsonValue | undefined' })
+  if (node.additionalProperties !== false) {
+    // Every property must fit the index signature: so must the inherited members allowed above.
+    members.push({ doc: '', text: `[key: string]: ${['JsonValue', 'undefined', ...inherited].join(' | ')}` })
+  }
   if (members.length === 0) return 'Record<string, never>'
 
   const inline = `{ ${members.map((member) => member.text).join('; ')} }`

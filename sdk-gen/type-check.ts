@@ -20,9 +20,9 @@ export interface TypeCheckResult {
 /**
  * Type-check `program` (the body of an async function, as `run_code` runs it: top-level `await`
  * and `return`) against `declarations` from `generateSdk`, under `strict` (minus `noImplicitAny`)
- * with the ES2022 library and a `console` global. Returns the program's syntactic and semantic
- * diagnostics in source order, positioned in the program text. Advisory: the sandbox runs
- * JavaScript and every tool validates its own arguments, whatever this reports.
+ * with the ES2023 library (what both engines run) and a `console` global. Returns the program's
+ * syntactic and semantic diagnostics in source order, positioned in the program text. Advisory:
+ * the sandbox runs JavaScript and every tool validates its own arguments, whatever this reports.
  */
 export function typeCheckProgram(declarations: string, program: string): TypeCheckResult {
   return { diagnostics: programDiagnostics(declarations, program) }

@@ -101,6 +101,27 @@ describe('type checking against keys every object has, and the language the engi
     },
   ])
 
+  it('writes valid declarations for such keys in an open object, and accepts a call that leaves them out', () => {
+    const open = generateSdk([
+      {
+        name: 'find',
+        description: 'Find.',
+        parameters: {
+          type: 'object',
+          properties: Object.fromEntries<JsonSchemaNode>([
+            ['query', { type: 'string' }],
+            ['toString', { type: 'boolean' }],
+          ]),
+          required: ['query'],
+          additionalProperties: true,
+        },
+      },
+    ])
+    expect(typeCheckDeclarations(open.declarations).diagnostics).toEqual([])
+    expect(typeCheckProgram(open.declarations, "return await tools.find({ query: 'x', extra: [1] })").diagnostics).toEqual([])
+    expect(typeCheckProgram(open.declarations, "return await tools.find({ query: 'x', toString: 'yes' })").diagnostics).toHaveLength(1)
+  })
+
   it('accepts a call that leaves out optional keys named like Object members, and refuses a wrong type for one', () => {
     expect(typeCheckProgram(sdk.declarations, "return await tools.search({ query: 'x' })").diagnostics).toEqual([])
     expect(typeCheckProgram(sdk.declarations, "return await tools.search({ query: 'x', constructor: 'c', valueOf: 2 })").diagnostics).toEqual([])
