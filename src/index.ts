@@ -33,7 +33,7 @@ export type {
   ToolResult,
   ToolRunContext,
 } from './execution.ts'
-export { CallScheduler, runToolCalls } from './scheduler.ts'
+export { CallScheduler, TurnLogError, runToolCalls } from './scheduler.ts'
 export type { RunToolCallsOptions, TurnCall } from './scheduler.ts'
 export { installTimeoutPolicy } from './timeout-policy.ts'
 

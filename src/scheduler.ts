@@ -4,7 +4,8 @@ import { ToolDefinitionError } from './errors.ts'
 import type { ToolExecutionInput, ToolExecutionMode, ToolExecutionResult } from './execution.ts'
 import { parseJsonText, snapshotJson } from './json-boundary.ts'
 import type { JsonValue } from './json-boundary.ts'
-import { toolCallEvent, toolResultEvent } from './session-log.ts'
+import { describeThrown } from './results.ts'
+import { SessionLogError, toolCallEvent, toolResultEvent } from './session-log.ts'
 import type { SessionEvent } from './session-log.ts'
 
 interface Pending {
@@ -107,8 +108,8 @@ export interface RunToolCallsOptions {
  * Run one model turn's calls: exclusive calls are barriers, parallel-safe calls overlap in a
  * rolling pool, results come back in call order. Each call is logged to the agent's session as
  * `tool/call` before it runs and `tool/result` (content, error, meta — never the value) after.
- * Every call settles before this resolves; a session write failure rejects after that, since a
- * durable log with a hole must not pass silently.
+ * Every call settles before this resolves; a session write failure rejects after that with a
+ * {@link TurnLogError} carrying the results, since a durable log with a hole must not pass silently.
  */
 export async function runToolCalls(
   tools: ToolRuntime,
@@ -161,8 +162,23 @@ export async function runToolCalls(
   const settled = await Promise.allSettled(runs)
   const rejected = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')
   if (rejected !== undefined) throw rejected.reason
-  if (logFailures.length > 0) throw logFailures[0]
-  return settled.map((outcome) => (outcome as PromiseFulfilledResult<ToolExecutionResult>).value)
+  const results = settled.map((outcome) => (outcome as PromiseFulfilledResult<ToolExecutionResult>).value)
+  if (logFailures.length > 0) throw new TurnLogError(logFailures[0], results)
+  return results
+}
+
+/**
+ * The session log failed during a turn whose calls all ran and settled: the log has a hole, which
+ * must not pass silently, and the results are not lost: they are on {@link results}, in call
+ * order. `cause` is the first write failure.
+ */
+export class TurnLogError extends SessionLogError {
+  readonly results: readonly ToolExecutionResult[]
+
+  constructor(cause: unknown, results: readonly ToolExecutionResult[]) {
+    super(`the session log failed during the turn (${describeThrown(cause).message}); every call ran, and their results are on this error's results`, { cause })
+    this.results = results
+  }
 }
 
 /** Arguments as the log keeps them: the JSON copy, or null when they are not JSON (the call fails). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createContext } from '../../src/context.ts'
-import { CallScheduler, runToolCalls } from '../../src/scheduler.ts'
+import { CallScheduler, TurnLogError, runToolCalls } from '../../src/scheduler.ts'
 import { installTimeoutPolicy } from '../../src/timeout-policy.ts'
 import { call, deferred, rawTool } from '../helpers.ts'
 
@@ -121,7 +121,14 @@ describe('runToolCalls', () => {
   it('runs every call when the session log throws synchronously, then reports the log failure', async () => {
     const ctx = createContext()
     const ran: string[] = []
-    ctx.tools.register(rawTool('echo', { execute: async (args) => void ran.push(JSON.stringify(args)) }))
+    ctx.tools.register(
+      rawTool('echo', {
+        execute: async (args) => {
+          ran.push(JSON.stringify(args))
+          return args
+        },
+      }),
+    )
     const agent = ctx.agent('a')
     const broken = new Error('disk is gone')
     agent.session.append = () => {
@@ -131,7 +138,11 @@ describe('runToolCalls', () => {
       { callId: 'c1', name: 'echo', arguments: { n: 1 } },
       { callId: 'c2', name: 'echo', arguments: { n: 2 } },
     ], { agent, signal: new AbortController().signal })
-    await expect(turn).rejects.toBe(broken)
+    const error = await turn.then(() => undefined, (reason: unknown) => reason)
+    expect(error).toBeInstanceOf(TurnLogError)
+    expect(error).toMatchObject({ code: 'SESSION_LOG_FAILED', cause: broken, message: expect.stringContaining('disk is gone') })
+    // The calls ran: their results are not lost with the log.
+    expect((error as TurnLogError).results.map((result) => result.isError)).toEqual([false, false])
     expect(ran).toEqual(['{"n":1}', '{"n":2}'])
   })
 
