@@ -81,45 +81,29 @@ describe('typeCheckDeclarations', () => {
 })
 
 describe('type checking against keys every object has, and the language the engines run', () => {
-  const sdk = generateSdk([
-    {
-      name: 'search',
-      description: 'Search.',
-      parameters: {
-        type: 'object',
-        // Built from entries: in an object literal TypeScript types a `constructor` key as Object's.
-        properties: Object.fromEntries<JsonSchemaNode>([
-          ['query', { type: 'string' }],
-          ['constructor', { type: 'string' }],
-          ['valueOf', { type: 'number' }],
-          ['toString', { type: 'boolean' }],
-        ]),
-        required: ['query'],
-        additionalProperties: false,
-      },
-      output: { type: 'array', items: { type: 'string' } },
-    },
-  ])
-
-  it('writes valid declarations for such keys in an open object, and accepts a call that leaves them out', () => {
-    const open = generateSdk([
+  /** One tool `search({ query, ...keys })`; built from entries: in an object literal TypeScript types a `constructor` key as Object's. */
+  function searchSdk(keys: [string, JsonSchemaNode][], additionalProperties: boolean) {
+    return generateSdk([
       {
-        name: 'find',
-        description: 'Find.',
+        name: 'search',
+        description: 'Search.',
         parameters: {
           type: 'object',
-          properties: Object.fromEntries<JsonSchemaNode>([
-            ['query', { type: 'string' }],
-            ['toString', { type: 'boolean' }],
-          ]),
+          properties: Object.fromEntries<JsonSchemaNode>([['query', { type: 'string' }], ...keys]),
           required: ['query'],
-          additionalProperties: true,
+          additionalProperties,
         },
+        output: { type: 'array', items: { type: 'string' } },
       },
     ])
+  }
+  const sdk = searchSdk([['constructor', { type: 'string' }], ['valueOf', { type: 'number' }], ['toString', { type: 'boolean' }]], false)
+
+  it('writes valid declarations for such keys in an open object, and accepts a call that leaves them out', () => {
+    const open = searchSdk([['toString', { type: 'boolean' }]], true)
     expect(typeCheckDeclarations(open.declarations).diagnostics).toEqual([])
-    expect(typeCheckProgram(open.declarations, "return await tools.find({ query: 'x', extra: [1] })").diagnostics).toEqual([])
-    expect(typeCheckProgram(open.declarations, "return await tools.find({ query: 'x', toString: 'yes' })").diagnostics).toHaveLength(1)
+    expect(typeCheckProgram(open.declarations, "return await tools.search({ query: 'x', extra: [1] })").diagnostics).toEqual([])
+    expect(typeCheckProgram(open.declarations, "return await tools.search({ query: 'x', toString: 'yes' })").diagnostics).toHaveLength(1)
   })
 
   it('accepts a call that leaves out optional keys named like Object members, and refuses a wrong type for one', () => {
