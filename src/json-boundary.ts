@@ -22,7 +22,7 @@
  * (`isSafeNumber`, `compareNumber`) is what decides exactness.
  */
 import { types } from 'node:util'
-import { compareNumber, isSafeNumber } from 'lossless-json'
+import { compareNumber, isSafeNumber, splitNumber } from 'lossless-json'
 import { createBrand } from './brand.ts'
 import { ToolError, ToolErrorCode } from './errors.ts'
 
@@ -560,19 +560,21 @@ function unsafeNumber(token: string): string {
       : isIntegerToken(token) && !Number.isSafeInteger(value)
         ? 'is an integer outside the safe range (+-9007199254740991)'
         : 'has more digits than a double holds'
-  return `number ${token} ${what}; send it as a string`
+  // The token is model text of any length: the message shows its start.
+  const shown = token.length <= MAX_SHOWN_TOKEN ? token : `${token.slice(0, MAX_SHOWN_TOKEN)}... (${token.length} characters)`
+  return `number ${shown} ${what}; send it as a string`
 }
 
-/** Whether a JSON number token is an integer as written (`1e3` is, `12345678901234567.5` is not). */
+/** Longest number token an error message repeats whole. */
+const MAX_SHOWN_TOKEN = 40
+
+/**
+ * Whether a JSON number token is an integer as written (`1e3` is, `12345678901234567.5` is not):
+ * in scientific form every significant digit comes before the decimal point.
+ */
 function isIntegerToken(token: string): boolean {
-  const match = /^-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(token)
-  if (match === null) return false
-  const whole = match[1] as string
-  const fraction = (match[2] ?? '').replace(/0+$/, '')
-  const exponent = Number(match[3] ?? 0)
-  if (exponent >= 0) return fraction.length <= exponent
-  // A negative exponent moves whole digits into the fraction: they must all be zeros.
-  return fraction.length === 0 && whole.length - whole.replace(/0+$/, '').length >= -exponent
+  const { digits, exponent } = splitNumber(token)
+  return digits.length - 1 <= exponent
 }
 
 /**

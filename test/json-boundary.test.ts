@@ -402,6 +402,15 @@ describe('parseJsonText', () => {
     for (const [text, message] of refused) expect(boundaryError(() => parseJsonText(text)).message).toBe(`value is not lossless JSON at ${message}`)
   })
 
+  it('words the refusal of a huge number token in linear time and shows only its start', () => {
+    // A model can send any length: 300 K digits took minutes with a backtracking regular expression.
+    const token = `1.${'0'.repeat(300_000)}1`
+    const message = boundaryError(() => parseJsonText(`{"n":${token}}`)).message
+    expect(message).toContain('has more digits than a double holds')
+    expect(message).toContain(`(${token.length} characters)`)
+    expect(message.length).toBeLessThan(300)
+  })
+
   it('refuses exactly the token soups JSON.parse refuses, apart from duplicates and -0', () => {
     const token = fc.constantFrom('{', '}', '[', ']', ',', ':', '"a"', '"b"', '1', '-', '0', '.', 'e', '5', 'true', 'nul', 'null', ' ', '"', '\\', 'x', '\n')
     fc.assert(
