@@ -260,7 +260,9 @@ describe('keep-awake', () => {
   })
 
   it('closes at the first look that finds the engine waiting once the window is over', async () => {
-    const keepAwake = new KeepAwake(1_000)
+    // A 20 ms window: the stretch limit (5 windows) stays far beyond three turns of the event
+    // loop even on a loaded machine, where a 1 ms window let it cut the looks short.
+    const keepAwake = new KeepAwake(20_000)
     const p = poller(3)
     keepAwake.register(p)
     keepAwake.answered()
