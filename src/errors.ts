@@ -102,11 +102,20 @@ export interface SchemaIssue {
   readonly found: string
 }
 
+/** Issues a message spells out; all of them stay on the error's `issues`. */
+const MAX_DESCRIBED_ISSUES = 50
+
 function describeIssues(issues: readonly SchemaIssue[]): string {
-  return issues.map((issue) => `${issue.path}: expected ${issue.expected}, found ${issue.found}`).join('; ')
+  const shown = issues.slice(0, MAX_DESCRIBED_ISSUES).map((issue) => `${issue.path}: expected ${issue.expected}, found ${issue.found}`)
+  if (issues.length > MAX_DESCRIBED_ISSUES) shown.push(`and ${issues.length - MAX_DESCRIBED_ISSUES} more of the same kind`)
+  return shown.join('; ')
 }
 
-/** Arguments do not match a tool's parameters (`INVALID_ARGS`). The message lists every issue. */
+/**
+ * Arguments do not match a tool's parameters (`INVALID_ARGS`). The message spells out the first 50
+ * issues (a model's array of thousands of bad items must not become a megabyte of text); `issues`
+ * holds every one.
+ */
 export class ToolArgsError extends ToolError {
   readonly issues: readonly SchemaIssue[]
 

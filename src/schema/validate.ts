@@ -171,64 +171,99 @@ function issueOf(error: ErrorObject, root: JsonValue): SchemaIssue {
  * Maps ajv errors to issues: one per problem, branch noise of failed `oneOf`s folded away. When no
  * branch matched but exactly one has the value's shape at the top (say the object branch of an
  * object-or-null field), its inner problems are the ones to fix, and they are reported instead.
+ * Linear in the errors (each is placed by its own paths): an argument array of thousands of items
+ * under a `oneOf` makes thousands of errors, and this runs on the host's main thread.
  */
 function issuesOf(errors: readonly ErrorObject[], root: JsonValue): SchemaIssue[] {
-  const oneOfs = errors.filter((error) => error.keyword === 'oneOf')
-  // The branch each unfolded oneOf is read through, by the oneOf's error.
-  const unfolded = new Map<ErrorObject, string>()
-  for (const oneOf of oneOfs) {
-    const branch = soleShapedBranch(oneOf, errors)
-    if (branch !== undefined) unfolded.set(oneOf, `${oneOf.schemaPath}/${branch}/`)
+  const oneOfs = new Map<string, ErrorObject>()
+  for (const error of errors) if (error.keyword === 'oneOf') oneOfs.set(oneOfKey(error.schemaPath, error.instancePath), error)
+  const places = errors.map((error) => (oneOfs.size === 0 ? [] : enclosingOneOfs(error)))
+  // Per failed oneOf, the branches whose own type, const or enum (or a oneOf of their own) refused the value.
+  const misshapen = new Map<string, Set<number>>()
+  errors.forEach((error, index) => {
+    if (!SHAPE_KEYWORDS.has(error.keyword)) return
+    for (const place of places[index] as OneOfPlace[]) {
+      if (!place.atBranchRoot) continue
+      let branches = misshapen.get(place.key)
+      if (branches === undefined) misshapen.set(place.key, (branches = new Set()))
+      branches.add(place.branch)
+    }
+  })
+  // The branch each oneOf that matched nothing is read through, when exactly one had the shape.
+  const unfolded = new Map<string, number>()
+  for (const [key, oneOf] of oneOfs) {
+    if (Array.isArray((oneOf.params as Record<string, unknown>)['passingSchemas'])) continue
+    const count = (oneOf.schema as readonly unknown[] | undefined)?.length ?? 0
+    const shaped: number[] = []
+    for (let branch = 0; branch < count && shaped.length < 2; branch++) if (misshapen.get(key)?.has(branch) !== true) shaped.push(branch)
+    if (shaped.length === 1) unfolded.set(key, shaped[0] as number)
   }
   const valueChecks = new Set(
     errors.filter((error) => error.keyword === 'enum' || error.keyword === 'const').map((error) => `${error.instancePath}|${parentPath(error.schemaPath)}`),
   )
   const issues: SchemaIssue[] = []
   const seen = new Set<string>()
-  for (const error of errors) {
-    if (unfolded.has(error)) continue
-    const insideFailedBranch = oneOfs.some(
-      (oneOf) =>
-        oneOf !== error &&
-        error.schemaPath.startsWith(`${oneOf.schemaPath}/`) &&
-        !error.schemaPath.startsWith(unfolded.get(oneOf) ?? '\u0000') &&
-        (error.instancePath === oneOf.instancePath || error.instancePath.startsWith(`${oneOf.instancePath}/`)),
-    )
-    if (insideFailedBranch) continue
+  errors.forEach((error, index) => {
+    if (error.keyword === 'oneOf' && unfolded.has(oneOfKey(error.schemaPath, error.instancePath))) return
+    // Inside a oneOf that failed, only the branch it is read through speaks.
+    if ((places[index] as OneOfPlace[]).some((place) => oneOfs.has(place.key) && unfolded.get(place.key) !== place.branch)) return
     // `enum`/`const` already name the exact values, which says more than the type does.
-    if (error.keyword === 'type' && valueChecks.has(`${error.instancePath}|${parentPath(error.schemaPath)}`)) continue
+    if (error.keyword === 'type' && valueChecks.has(`${error.instancePath}|${parentPath(error.schemaPath)}`)) return
     const issue = issueOf(error, root)
     const key = `${issue.path}\u0000${issue.expected}\u0000${issue.found}`
     if (!seen.has(key)) {
       seen.add(key)
       issues.push(issue)
     }
-  }
+  })
   return issues
 }
 
+/** Keywords of a `oneOf` branch's own node that say the value does not have its shape. */
+const SHAPE_KEYWORDS: ReadonlySet<string> = new Set(['type', 'const', 'enum', 'oneOf'])
+
+/** A `oneOf` around an error: which one (its error's {@link oneOfKey}) and in which branch. */
+interface OneOfPlace {
+  readonly key: string
+  readonly branch: number
+  /** The error is about the branch's own node (the same value, one keyword below the branch). */
+  readonly atBranchRoot: boolean
+}
+
+/** Identifies a `oneOf` by its schema path and the path of the value it judged. */
+function oneOfKey(schemaPath: string, instancePath: string): string {
+  return `${schemaPath}\u0000${instancePath}`
+}
+
 /**
- * For a `oneOf` that matched no branch: the one branch whose own `type`, `const` and `enum` accept
- * the value (it failed only inside), or `undefined` when none or several do.
+ * The `oneOf`s an error sits in, outermost first. Its schema path says where: each `properties/<key>`
+ * and `items` step goes one level down the value (one segment of its instance path), each
+ * `oneOf/<n>` enters branch n; the first other keyword is the one that failed.
  */
-function soleShapedBranch(oneOf: ErrorObject, errors: readonly ErrorObject[]): number | undefined {
-  if (Array.isArray((oneOf.params as Record<string, unknown>)['passingSchemas'])) return undefined
-  const branches = (oneOf.schema as readonly unknown[] | undefined)?.length ?? 0
-  let shaped: number | undefined
-  for (let branch = 0; branch < branches; branch++) {
-    const prefix = `${oneOf.schemaPath}/${branch}/`
-    const misshapen = errors.some(
-      (error) =>
-        error.instancePath === oneOf.instancePath &&
-        error.schemaPath.startsWith(prefix) &&
-        !error.schemaPath.slice(prefix.length).includes('/') &&
-        (error.keyword === 'type' || error.keyword === 'const' || error.keyword === 'enum' || error.keyword === 'oneOf'),
-    )
-    if (misshapen) continue
-    if (shaped !== undefined) return undefined
-    shaped = branch
+function enclosingOneOfs(error: ErrorObject): OneOfPlace[] {
+  const segments = error.schemaPath.split('/')
+  const instance = error.instancePath.split('/')
+  const places: OneOfPlace[] = []
+  let depth = 0
+  for (let at = 1; at < segments.length; at++) {
+    const segment = segments[at]
+    if (segment === 'properties') {
+      depth += 1
+      at += 1
+    } else if (segment === 'items') {
+      depth += 1
+    } else if (segment === 'oneOf' && at + 1 < segments.length) {
+      places.push({
+        key: oneOfKey(segments.slice(0, at + 1).join('/'), instance.slice(0, depth + 1).join('/')),
+        branch: Number(segments[at + 1]),
+        atBranchRoot: at + 3 === segments.length && instance.length === depth + 1,
+      })
+      at += 1
+    } else {
+      break
+    }
   }
-  return shaped
+  return places
 }
 
 function parentPath(schemaPath: string): string {
