@@ -13,7 +13,7 @@ import type {
 import { snapshotJson } from './json-boundary.ts'
 import { describeThrown, isStrayPromise } from './results.ts'
 import type { ContentBlock } from './messages.ts'
-import { resolveTool, runCodeDispatchLog, runPipeline } from './pipeline.ts'
+import { liveRun, resolveTool, runCodeDispatchLog, runPipeline } from './pipeline.ts'
 import type { ApprovalService, LiveTransport, PipelineHost } from './pipeline.ts'
 import { RUN_CODE, ToolRegistry } from './registry.ts'
 import type { CodeModeTool, ToolPresentationMode, ToolRestriction } from './registry.ts'
@@ -125,7 +125,7 @@ export function createContext(options: ContextOptions = {}): Context {
     const host: CodeModeHost = {
       execute: (input) => root.tools.execute(input),
       visibleTools: (run) => {
-        const scope = deployment.liveTransports.get(run.token)?.scope ?? nodeOfAgent(deployment, run.agent) ?? deployment.root
+        const scope = liveRun(deployment, run.token)?.scope ?? nodeOfAgent(deployment, run.agent) ?? deployment.root
         return deployment.registry.visible(scope).map((entry) => entry.definition)
       },
       executionMode: (input) => root.tools.executionMode(input),
@@ -404,8 +404,8 @@ export class ToolRuntime {
       const { name, parent } = input
       const args = snapshotJson(input.arguments, 'arguments')
       // A sub-call is classified in its run_code's scope, where it will run.
-      const scope = (parent === undefined ? undefined : this.#deployment.liveTransports.get(parent)?.scope) ?? node
-      const resolved = resolveTool(this.#deployment, scope, { name, parent, agent } as ToolExecution)
+      const live = liveRun(this.#deployment, parent)
+      const resolved = resolveTool(this.#deployment, live?.scope ?? node, { name, parent, agent } as ToolExecution, live)
       if (!('entry' in resolved)) return exclusive
       const classify = resolved.entry.definition.isConcurrencySafe
       if (classify === undefined) return exclusive
@@ -436,14 +436,19 @@ export class ToolRuntime {
     }
     callerAgent = (runtime, agent) => {
       runtime.#context.assertAlive()
-      return runtime.#callerOf(agent === undefined ? ({} as ToolExecutionInput) : ({ agent } as ToolExecutionInput)).agent
+      return runtime.#actingFor(agent).agent
     }
   }
 
   /** The caller's scope node and agent: the input's agent if given, else this context's. */
   #callerOf(input: ToolExecutionInput): { node: ScopeNode; agent: Agent | undefined } {
     if (typeof input !== 'object' || input === null) throw new TypeError('execute() takes a ToolExecutionInput object')
-    const agent = input.agent ?? this.#context.ownAgent
+    return this.#actingFor(input.agent)
+  }
+
+  /** The scope node and agent calls through this context act for: `given`, else this context's agent, checked. */
+  #actingFor(given: Agent | undefined): { node: ScopeNode; agent: Agent | undefined } {
+    const agent = given ?? this.#context.ownAgent
     if (agent === undefined) return { node: this.#node, agent: undefined }
     const node = this.#deployment.agents.get(agent)
     if (node === undefined) throw new ToolDefinitionError(`agent "${String((agent as Agent).id)}" does not belong to this deployment`)

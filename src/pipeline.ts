@@ -58,6 +58,11 @@ export interface LiveTransport {
   readonly scope: ScopeNode
 }
 
+/** The live `run_code` execution whose token is `token`, if any: its sub-calls act in its scope. */
+export function liveRun(host: PipelineHost, token: ToolExecutionToken | undefined): LiveTransport | undefined {
+  return token === undefined ? undefined : host.liveTransports.get(token)
+}
+
 const DECISION_RANK = { allow: 0, ask: 1, deny: 2 } as const
 
 /** A record type while it is being filled in, before it is frozen. */
@@ -246,7 +251,7 @@ export async function runPipeline(
     }
   }
   // A sub-call acts in its run_code's scope and belongs to its root call, whatever its caller says.
-  const parent = call.parent === undefined ? undefined : host.liveTransports.get(call.parent)
+  const parent = liveRun(host, call.parent)
   const scope = parent?.scope ?? caller
   const rootCallId = parent?.exec.rootCallId ?? call.rootCallId ?? call.callId
   const exec: ToolExecution = Object.freeze(
@@ -254,7 +259,7 @@ export async function runPipeline(
   )
 
   // Resolved even for invalid arguments: the definition's finalizeContent sees that outcome too.
-  const resolved = resolveTool(host, scope, exec)
+  const resolved = resolveTool(host, scope, exec, parent)
   const entry = 'entry' in resolved ? resolved.entry : undefined
   // Snapshot the callback now: a definition mutated mid-call cannot swap it.
   const finalize = entry?.definition.finalizeContent
@@ -303,16 +308,19 @@ export async function runPipeline(
 /** A visible tool, or the failure a call to it resolves to. */
 export type Resolution = { entry: RegisteredTool } | { failure: ToolExecutionFailure }
 
-/** Apply the visibility rules, including Code Mode's, before any policy runs. */
+/**
+ * Apply the visibility rules, including Code Mode's, before any policy runs. `parent` is
+ * {@link liveRun} of `exec.parent`, which the caller has looked up already.
+ */
 export function resolveTool(
   host: PipelineHost,
   caller: ScopeNode,
   exec: Pick<ToolExecution, 'name' | 'parent' | 'agent'>,
+  parent: LiveTransport | undefined,
 ): Resolution {
   const { registry } = host
   const name = exec.name
   if (exec.parent !== undefined) {
-    const parent = host.liveTransports.get(exec.parent)
     if (parent === undefined) {
       return {
         failure: failureResult(ToolErrorCode.UNKNOWN_TOOL, `Tool call "${name}" names a parent that is not a running ${RUN_CODE} execution`, {
@@ -554,6 +562,11 @@ function executionFields(
   return fields
 }
 
+/** {@link executionFields} of `exec`, with `signal` in place of its own. */
+function fieldsOf(exec: ToolExecution, signal: AbortSignal): Writable<ToolExecution> {
+  return executionFields(exec.callId, exec.rootCallId, exec.name, exec.arguments, exec.agent, exec.parent, signal, exec.token)
+}
+
 /** Run the body with its run context; never rejects. */
 async function runBody(
   host: PipelineHost,
@@ -573,7 +586,7 @@ async function runBody(
     if (!open) throw new ToolError(ToolErrorCode.TOOL_FAILED, 'concludeTurn() was called after the tool body settled')
     concludes = true
   }
-  const fields = executionFields(exec.callId, exec.rootCallId, exec.name, exec.arguments, exec.agent, exec.parent, signal, exec.token) as Writable<ToolRunContext>
+  const fields = fieldsOf(exec, signal) as Writable<ToolRunContext>
   fields.deferContext = deferContext
   fields.concludeTurn = concludeTurn
   const runContext: ToolRunContext = Object.freeze(fields)
@@ -656,20 +669,21 @@ async function postExecute(
  * a malformed replacement falls back to the original content.
  */
 export async function runCodeDispatchLog(host: PipelineHost, caller: ScopeNode | undefined, dispatch: CodeDispatchLog): Promise<ContentBlock[]> {
-  const live = host.liveTransports.get(dispatch.exec.token)
+  const live = liveRun(host, dispatch.exec.token)
+  const original = dispatch.content
+  // Every sub-call passes here: with no listener, nothing more is made.
+  const listeners = host.bus.listeners('tools/code-dispatch-log', live?.scope ?? caller)
+  if (listeners.length === 0) return original
   // Listeners get the run_code's execution record (never its live run context, whose deferContext
   // and concludeTurn would reach the model) in a frozen dispatch: none can swap what a later
   // listener, or the fallback, reads.
-  const original = dispatch.content
-  const fields = { exec: live?.exec ?? executionOf(dispatch.exec) } as Writable<CodeDispatchLog>
+  const fields = { exec: live?.exec ?? Object.freeze(fieldsOf(dispatch.exec, dispatch.exec.signal)) } as Writable<CodeDispatchLog>
   if (dispatch.agent !== undefined) fields.agent = dispatch.agent
   fields.subCallId = dispatch.subCallId
   fields.name = dispatch.name
   fields.isError = dispatch.isError
   fields.content = original
   const frozen: CodeDispatchLog = Object.freeze(fields)
-  const listeners = host.bus.listeners('tools/code-dispatch-log', live?.scope ?? caller)
-  if (listeners.length === 0) return original
   const outcome = await runWaterfall<ContentBlock[]>(
     'tools/code-dispatch-log',
     listeners.map((listener) => (next) => listener(frozen, next)),
@@ -684,9 +698,4 @@ export async function runCodeDispatchLog(host: PipelineHost, caller: ScopeNode |
     return original
   }
   return outcome.value as ContentBlock[]
-}
-
-/** The plain, frozen execution record of a run context (without its deferContext/concludeTurn). */
-function executionOf(exec: ToolExecution): ToolExecution {
-  return Object.freeze(executionFields(exec.callId, exec.rootCallId, exec.name, exec.arguments, exec.agent, exec.parent, exec.signal, exec.token))
 }
