@@ -261,6 +261,7 @@ async function runProgram(
     throw codeRunFailed(`The program was not run: line ${stripped.line}, column ${stripped.column}: ${stripped.message}`)
   }
   const sdk = cache.get(host.visibleTools(exec))
+  let runLimits = limits
   if (typeCheck) {
     // Off the main thread and under the run's wall-time limit: a small program can keep the
     // checker busy for seconds.
@@ -279,14 +280,13 @@ async function runProgram(
       const lines = diagnostics.slice(0, 10).map((d) => `line ${d.line}, column ${d.column}: ${d.message}`)
       throw codeRunFailed(`The program was not run, it has type errors:\n${lines.join('\n')}`)
     }
+    // The wall-time limit is the whole run's: what the check took is gone from it.
+    runLimits = { ...limits, wallTimeMs: Math.max(1, Math.floor(limits.wallTimeMs - (performance.now() - started))) }
   }
 
   const bridge = new RunBridge(host, exec, limits)
   let outcome
   try {
-    // The wall-time limit is the whole run's: what a type check took is gone from it.
-    const wallTimeMs = Math.max(1, Math.floor(limits.wallTimeMs - (performance.now() - started)))
-    const runLimits = wallTimeMs === limits.wallTimeMs ? limits : { ...limits, wallTimeMs }
     outcome = await engine.run({ code: stripped.code, tools: sdk.bindings, limits: runLimits, host: bridge, signal: bridge.signal })
   } finally {
     // Sub-calls still in flight when the program ended are aborted and drained, never leaked.
