@@ -86,11 +86,8 @@ export class TypeCheckThread {
     if (this.#worker !== undefined) return this.#worker
     const worker = new Worker(new URL('../sdk-gen/type-check-worker.js', import.meta.url), { execArgv: [] })
     worker.on('message', (reply: WorkerReply) => {
-      const job = this.#current
-      if (job === undefined || reply.id !== job.id) return
-      this.#current = undefined
-      this.#settle(job, 'diagnostics' in reply ? { ok: true, diagnostics: reply.diagnostics } : { ok: false, reason: 'failed' })
-      this.#next()
+      if (reply.id !== this.#current?.id) return
+      this.#finishCurrent('diagnostics' in reply ? { ok: true, diagnostics: reply.diagnostics } : { ok: false, reason: 'failed' })
     })
     worker.on('error', () => {
       // 'exit' follows.
@@ -98,11 +95,7 @@ export class TypeCheckThread {
     worker.on('exit', () => {
       if (this.#worker !== worker) return
       this.#worker = undefined
-      const job = this.#current
-      if (job === undefined) return
-      this.#current = undefined
-      this.#settle(job, { ok: false, reason: 'failed' })
-      this.#next()
+      this.#finishCurrent({ ok: false, reason: 'failed' })
     })
     this.#worker = worker
     return worker
@@ -114,12 +107,19 @@ export class TypeCheckThread {
    */
   #stop(job: Job, reason: 'timeout' | 'aborted'): void {
     if (this.#current !== job) return
-    this.#current = undefined
     const worker = this.#worker
     this.#worker = undefined
     void worker?.terminate()
-    this.#settle(job, { ok: false, reason })
     this.#spawned().postMessage({ id: WARM_UP, declarations: '', program: '' })
+    this.#finishCurrent({ ok: false, reason })
+  }
+
+  /** The running check is over: settle it and start the next one. */
+  #finishCurrent(outcome: OffThreadCheck): void {
+    const job = this.#current
+    if (job === undefined) return
+    this.#current = undefined
+    this.#settle(job, outcome)
     this.#next()
   }
 
