@@ -29,15 +29,11 @@ export function commentLines(text: string): string[] {
 /** A JSON value as it appears after `@default` or `@example`: compact JSON, cut when long. */
 export function renderDocValue(value: JsonValue): string {
   const json = JSON.stringify(value)
-  let cut = MAX_DOC_VALUE_CHARS
+  if (json.length <= MAX_DOC_VALUE_CHARS) return escapeCommentText(json)
   // Never between the two halves of a surrogate pair: a lone half is not text an API accepts.
-  if (json.length > cut && isHighSurrogate(json.charCodeAt(cut - 1))) cut -= 1
-  const text = json.length > MAX_DOC_VALUE_CHARS ? `${json.slice(0, cut)}…` : json
-  return escapeCommentText(text)
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff
+  const last = json.charCodeAt(MAX_DOC_VALUE_CHARS - 1)
+  const cut = last >= 0xd800 && last <= 0xdbff ? MAX_DOC_VALUE_CHARS - 1 : MAX_DOC_VALUE_CHARS
+  return escapeCommentText(`${json.slice(0, cut)}…`)
 }
 
 /**

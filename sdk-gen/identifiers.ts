@@ -14,12 +14,16 @@ const RESERVED_WORDS: ReadonlySet<string> = new Set([
   'try', 'typeof', 'undefined', 'var', 'void', 'while', 'with', 'yield', 'NaN', 'Infinity',
 ])
 
+/** The members TypeScript's `Object` interface gives every object type. */
+export const OBJECT_MEMBERS: ReadonlySet<string> = new Set([
+  'constructor', 'toString', 'toLocaleString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable',
+])
+
 // Keys an object inherits from Object.prototype, plus names the language calls on its own: a
 // `tools.then` would make the tools object a thenable (`await tools` would call a tool), and a
 // `tools.toJSON` would be called by `JSON.stringify(tools)`.
 const UNSAFE_PROPERTY_NAMES: ReadonlySet<string> = new Set([
-  '__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable',
-  'toLocaleString', 'toString', 'valueOf', '__defineGetter__', '__defineSetter__', '__lookupGetter__',
+  ...OBJECT_MEMBERS, '__proto__', 'prototype', '__defineGetter__', '__defineSetter__', '__lookupGetter__',
   '__lookupSetter__', 'then', 'toJSON',
 ])
 

@@ -6,7 +6,7 @@
 
 import type { JsonSchemaNode, JsonSchemaScalar } from '../src/schema/types.ts'
 import { renderDocComment, renderDocValue } from './doc-comment.ts'
-import { renderPropertyKey, renderStringLiteral } from './identifiers.ts'
+import { OBJECT_MEMBERS, renderPropertyKey, renderStringLiteral } from './identifiers.ts'
 
 /**
  * Container levels (arrays, objects) rendered exactly, as in the DSL's type inference; a deeper
@@ -129,17 +129,6 @@ function renderBase(node: JsonSchemaNode, indent: string, depth: Depth): Rendere
       return undefined
   }
 }
-
-/** The members TypeScript's `Object` interface gives every object type. */
-const OBJECT_MEMBERS: ReadonlySet<string> = new Set([
-  'constructor',
-  'toString',
-  'toLocaleString',
-  'valueOf',
-  'hasOwnProperty',
-  'isPrototypeOf',
-  'propertyIsEnumerable',
-])
 
 function renderObject(node: JsonSchemaNode, indent: string, depth: Depth): string {
   const properties = node.properties ?? {}
