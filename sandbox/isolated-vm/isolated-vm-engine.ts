@@ -495,11 +495,12 @@ function makeActiveRun(
 export async function createIsolatedVmEngine(options: IsolatedVmEngineOptions = {}): Promise<SandboxEngine> {
   const limits = resolveLimits(options.limits)
   const spinMicros = spinMicrosOption(options.spinMicros)
-  const ivm = await loadIsolatedVm()
   const maxLost = options.maxLostIsolates ?? DEFAULT_MAX_LOST_ISOLATES
   if (!Number.isSafeInteger(maxLost) || maxLost < 1) {
     throw new ToolDefinitionError(`maxLostIsolates must be a positive integer, got ${String(maxLost)}`)
   }
+  // Options are checked before the native addon is loaded: a typo should not cost a load.
+  const ivm = await loadIsolatedVm()
   const engine = new IsolatedVmEngine(ivm, limits, options.watchdogIntervalMs, spinMicros, maxLost)
   // Surface a broken install now, as a host fault, rather than in the first run.
   await engine.refill()
