@@ -402,20 +402,22 @@ export function checkJsonSchema(schema: unknown): { readonly node: JsonSchemaNod
             }
           }
           break
-        case 'items':
-          if (type !== 'array' || Array.isArray(value)) {
-            if (type !== 'array' && typeKnown) issues.push({ path: at, message: '"items" is only allowed with type "array"' })
-            if (Array.isArray(value)) {
-              if (type === 'array') issues.push({ path: at, message: 'tuple items (an array of schemas) are not supported; give one item schema' })
-              checkOnly(value.map((child, index) => [child, appendIndex(at, index)]), frame.depth + 1)
-            } else {
-              checkOnly([[value, at]], frame.depth + 1)
-            }
-          } else {
+        case 'items': {
+          const tuple = Array.isArray(value)
+          if (type === 'array' && !tuple) {
             node['items'] = undefined
             stack.push({ value, path: at, depth: frame.depth + 1, place: (child) => (node['items'] = child) })
+            break
           }
+          if (type !== 'array') {
+            if (typeKnown) issues.push({ path: at, message: '"items" is only allowed with type "array"' })
+          } else {
+            issues.push({ path: at, message: 'tuple items (an array of schemas) are not supported; give one item schema' })
+          }
+          // Misplaced, a tuple, or under a broken type, the item schemas are still checked.
+          checkOnly(tuple ? value.map((child, index) => [child, appendIndex(at, index)]) : [[value, at]], frame.depth + 1)
           break
+        }
         case 'oneOf': {
           const branches = readDenseArray(value, at, issues, 'an array of branch schemas')
           if (branches === undefined) break
