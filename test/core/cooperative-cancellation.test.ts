@@ -40,53 +40,23 @@ async function cancelledRun(install: (ctx: ReturnType<typeof createContext>) => 
 }
 
 describe('cancellation a listener notices itself', () => {
-  it('in a pre-execute gate is ABORTED_BEFORE_DISPATCH, not a failed policy', async () => {
-    const { result, bodyRuns } = await cancelledRun((ctx) => {
-      ctx.on('tools/pre-execute', async (exec, next) => {
-        await watch(exec.signal)
-        return next()
-      })
-    })
-    expect(codeOf(result)).toBe('ABORTED_BEFORE_DISPATCH')
-    expect(bodyRuns).toBe(0)
-  })
-
-  it('in the approval service is ABORTED_BEFORE_DISPATCH, not a denial', async () => {
-    const { result, bodyRuns } = await cancelledRun(
+  type Setup = [where: string, code: string, bodyRuns: number, install: (ctx: ReturnType<typeof createContext>) => void, options?: Parameters<typeof createContext>[0]]
+  const cases: Setup[] = [
+    ['a pre-execute gate', 'ABORTED_BEFORE_DISPATCH', 0, (ctx) => void ctx.on('tools/pre-execute', async (exec, next) => (await watch(exec.signal), next()))],
+    [
+      'the approval service',
+      'ABORTED_BEFORE_DISPATCH',
+      0,
       (ctx) => void ctx.on('tools/pre-execute', async () => ({ kind: 'ask' })),
-      {
-        approval: {
-          request: async ({ signal }) => {
-            await watch(signal)
-            return 'allowed-once'
-          },
-        },
-      },
-    )
-    expect(codeOf(result)).toBe('ABORTED_BEFORE_DISPATCH')
-    expect(bodyRuns).toBe(0)
-  })
-
-  it('in a tools/execute wrapper before next() is ABORTED_BEFORE_DISPATCH', async () => {
-    const { result, bodyRuns } = await cancelledRun((ctx) => {
-      ctx.on('tools/execute', async (exec, next) => {
-        await watch(exec.signal)
-        return next()
-      })
-    })
-    expect(codeOf(result)).toBe('ABORTED_BEFORE_DISPATCH')
-    expect(bodyRuns).toBe(0)
-  })
-
-  it('in a post-execute listener after the body ran is ABORTED', async () => {
-    const { result, bodyRuns } = await cancelledRun((ctx) => {
-      ctx.on('tools/post-execute', async (exec, _result, next) => {
-        await watch(exec.signal)
-        return next()
-      })
-    })
-    expect(codeOf(result)).toBe('ABORTED')
-    expect(bodyRuns).toBe(1)
+      { approval: { request: async ({ signal }) => (await watch(signal), 'allowed-once') } },
+    ],
+    ['a tools/execute wrapper, before next()', 'ABORTED_BEFORE_DISPATCH', 0, (ctx) => void ctx.on('tools/execute', async (exec, next) => (await watch(exec.signal), next()))],
+    ['a post-execute listener, after the body ran', 'ABORTED', 1, (ctx) => void ctx.on('tools/post-execute', async (exec, _result, next) => (await watch(exec.signal), next()))],
+  ]
+  it.each(cases)('in %s is %s, not a failed policy or a denial', async (_where, code, bodyRuns, install, options) => {
+    const run = await cancelledRun(install, options)
+    expect(codeOf(run.result)).toBe(code)
+    expect(run.bodyRuns).toBe(bodyRuns)
   })
 
   it('leaves a listener failure that is not a cancellation a LISTENER_FAILED', async () => {

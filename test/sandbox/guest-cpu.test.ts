@@ -56,14 +56,18 @@ describe('GuestCpuClock', () => {
 })
 
 describe('openThreadCpuClock', () => {
-  it.runIf(process.platform === 'linux')("reads this thread's CPU time, which grows with work done on it", () => {
+  it("reads this thread's CPU time on Linux, growing with work done on it, and NaN elsewhere", () => {
     const read = openThreadCpuClock()
     const before = read()
+    if (process.platform !== 'linux') {
+      // No /proc/thread-self: wall time alone decides (see GuestCpuClock.over).
+      expect(before).toBeNaN()
+      return
+    }
     expect(Number.isFinite(before)).toBe(true)
-    // Work until the reading moves (it moves in 10 ms ticks).
+    // Work until the reading moves (it moves in 10 ms ticks); a clock that never moves times out.
     let x = 0
     for (let i = 0; read() === before; i++) x += Math.sqrt(i)
     expect(read()).toBeGreaterThan(before)
-    expect(x).toBeGreaterThan(0)
   })
 })
