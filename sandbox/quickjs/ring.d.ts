@@ -38,3 +38,11 @@ export declare class RingReader {
 export declare function encodeAnswers(seq: number, run: number, answers: readonly (number | string)[]): string
 /** The inverse of {@link encodeAnswers}; throws on text of any other shape. */
 export declare function decodeAnswers(text: string): { seq: number; run: number; answers: (number | string)[] }
+
+/** Reads `<digits>,` integers and texts of known length from a frame; anything else throws. */
+export declare class FieldReader {
+  constructor(text: string, message: string)
+  readonly done: boolean
+  integer(): number
+  text(length: number): string
+}

@@ -245,23 +245,60 @@ export function encodeAnswers(seq, run, answers) {
  * @returns {{ seq: number, run: number, answers: (number | string)[] }}
  */
 export function decodeAnswers(text) {
-  let at = 0
-  const next = () => {
-    const comma = text.indexOf(',', at)
-    const value = comma < 0 ? Number.NaN : Number(text.slice(at, comma))
-    if (!Number.isSafeInteger(value) || value < 0 || comma === at) throw new Error('malformed answer frame')
-    at = comma + 1
-    return value
-  }
-  const seq = next()
-  const run = next()
+  const fields = new FieldReader(text, 'malformed answer frame')
+  const seq = fields.integer()
+  const run = fields.integer()
   const answers = []
-  while (at < text.length) {
-    const call = next()
-    const length = next()
-    if (at + length > text.length) throw new Error('malformed answer frame')
-    answers.push(call, text.slice(at, at + length))
-    at += length
+  while (!fields.done) {
+    const call = fields.integer()
+    answers.push(call, fields.text(fields.integer()))
   }
   return { seq, run, answers }
+}
+
+/**
+ * Reads a frame made of `<digits>,` integers and texts whose lengths came before them: answer
+ * frames here, and the QuickJS call queue's text (worker.js). Anything else throws `message`.
+ */
+export class FieldReader {
+  #text
+  #at = 0
+  #message
+
+  /** @param {string} text @param {string} message */
+  constructor(text, message) {
+    this.#text = text
+    this.#message = message
+  }
+
+  /** True once every character is read. */
+  get done() {
+    return this.#at >= this.#text.length
+  }
+
+  /** The next field: 1 to 15 decimal digits and a comma (no sign, no exponent, no spaces). */
+  integer() {
+    const text = this.#text
+    let at = this.#at
+    let value = 0
+    while (at < text.length && at - this.#at < 16) {
+      const code = text.charCodeAt(at)
+      if (code === 0x2c) break
+      if (code < 0x30 || code > 0x39) throw new Error(this.#message)
+      value = value * 10 + (code - 0x30)
+      at += 1
+    }
+    const digits = at - this.#at
+    if (digits === 0 || digits > 15 || text.charCodeAt(at) !== 0x2c) throw new Error(this.#message)
+    this.#at = at + 1
+    return value
+  }
+
+  /** The next `length` characters. @param {number} length */
+  text(length) {
+    const start = this.#at
+    if (start + length > this.#text.length) throw new Error(this.#message)
+    this.#at = start + length
+    return this.#text.slice(start, start + length)
+  }
 }

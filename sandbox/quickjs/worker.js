@@ -52,7 +52,7 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
 import { GuestCpuClock, openThreadCpuClock } from './guest-cpu.js'
-import { REPLIES, RING_HEADER_BYTES, RingReader, WORKER_IDLE, WORKER_SLEEPING, createMessageSender, decodeAnswers } from './ring.js'
+import { FieldReader, REPLIES, RING_HEADER_BYTES, RingReader, WORKER_IDLE, WORKER_SLEEPING, createMessageSender, decodeAnswers } from './ring.js'
 
 const {
   prelude,
@@ -506,24 +506,13 @@ function flushCalls(run) {
 
 /** `[[id, name, argsJson], ...]` from the queue's text (see CALL_QUEUE); throws on anything else. */
 function parseQueue(text) {
+  const fields = new FieldReader(text, 'the call queue handed over an invalid call')
   const calls = []
-  let at = 0
-  const number = () => {
-    const comma = text.indexOf(',', at)
-    const digits = comma < 0 ? '' : text.slice(at, comma)
-    if (!/^\d{1,15}$/.test(digits)) throw new Error('the call queue handed over an invalid call')
-    at = comma + 1
-    return Number(digits)
-  }
-  while (at < text.length) {
-    const id = number()
-    const nameLength = number()
-    const argsLength = number()
-    if (at + nameLength + argsLength > text.length) throw new Error('the call queue handed over an invalid call')
-    const name = text.slice(at, at + nameLength)
-    const argsJson = text.slice(at + nameLength, at + nameLength + argsLength)
-    at += nameLength + argsLength
-    calls.push([id, name, argsJson])
+  while (!fields.done) {
+    const id = fields.integer()
+    const nameLength = fields.integer()
+    const argsLength = fields.integer()
+    calls.push([id, fields.text(nameLength), fields.text(argsLength)])
   }
   return calls
 }

@@ -11,6 +11,7 @@ import {
   createMessageSender,
   createRingBuffer,
   decodeAnswers,
+  FieldReader,
   encodeAnswers,
 } from '../../sandbox/quickjs/ring.js'
 
@@ -111,6 +112,17 @@ describe('rings', () => {
     for (const bad of ['', 'x,', '1', '1,2', '1,2,3', '1,2,3,', '1,2,3,50,{}', '1,2,-3,2,{}', '1,2,3,2', '-1,2,']) {
       expect(() => decodeAnswers(bad), bad).toThrow('malformed answer frame')
     }
+  })
+})
+
+describe('FieldReader', () => {
+  it('reads 1 to 15 plain digits and a comma, and texts of the length given, nothing else', () => {
+    const fields = new FieldReader('7,123456789012345,3,abc', 'bad')
+    expect([fields.integer(), fields.integer(), fields.text(fields.integer()), fields.done]).toEqual([7, 123456789012345, 'abc', true])
+    for (const bad of ['', ',', '-1,', '+1,', ' 1,', '1 ,', '1e3,', '1.5,', '1234567890123456,', '1']) {
+      expect(() => new FieldReader(bad, 'bad').integer(), JSON.stringify(bad)).toThrow('bad')
+    }
+    expect(() => new FieldReader('ab', 'bad').text(3)).toThrow('bad')
   })
 })
 
