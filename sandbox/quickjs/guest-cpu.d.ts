@@ -9,7 +9,8 @@ export declare class GuestCpuClock {
   used: number
   /** `performance.now()` at the start of the running slice, or -1 between slices. */
   sliceStart: number
-  constructor(threadCpuMs: () => number)
+  /** `published` receives [start of the running slice in ms since the epoch or -1, count of the ended slices]. */
+  constructor(threadCpuMs: () => number, published?: Float64Array)
   startSlice(now: number): void
   endSlice(now: number): void
   /** CPU ms counted so far, the running slice included. */

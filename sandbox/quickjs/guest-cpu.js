@@ -42,7 +42,12 @@ export function openThreadCpuClock() {
   }
 }
 
-/** One run's guest CPU count. `threadCpuMs` reads this thread's CPU time (see openThreadCpuClock). */
+/**
+ * One run's guest CPU count. `threadCpuMs` reads this thread's CPU time (see openThreadCpuClock).
+ * The count is also published, as it changes, for another thread to check: `published[0]` is the
+ * start of the running slice in ms since the epoch (-1 between slices), `published[1]` the count
+ * of the ended slices.
+ */
 export class GuestCpuClock {
   /** CPU ms of the run's ended slices (corrected down when the thread's own time was less). */
   used = 0
@@ -50,22 +55,32 @@ export class GuestCpuClock {
   sliceStart = -1
   #threadStart
   #threadCpuMs
+  #published
 
-  /** @param {() => number} threadCpuMs */
-  constructor(threadCpuMs) {
+  /** @param {() => number} threadCpuMs @param {Float64Array} published */
+  constructor(threadCpuMs, published = new Float64Array(2)) {
     this.#threadCpuMs = threadCpuMs
     this.#threadStart = threadCpuMs()
+    this.#published = published
+    this.#publish()
   }
 
   /** @param {number} now */
   startSlice(now) {
     this.sliceStart = now
+    this.#publish()
   }
 
   /** @param {number} now */
   endSlice(now) {
     this.used += now - this.sliceStart
     this.sliceStart = -1
+    this.#publish()
+  }
+
+  #publish() {
+    this.#published[1] = this.used
+    this.#published[0] = this.sliceStart < 0 ? -1 : performance.timeOrigin + this.sliceStart
   }
 
   /** CPU ms counted so far, the running slice included. @param {number} now */
@@ -86,6 +101,7 @@ export class GuestCpuClock {
     const thread = this.#threadCpuMs() - this.#threadStart + TICK_MS
     if (!(thread < limitMs)) return true
     this.used -= counted - thread
+    this.#publish()
     return false
   }
 }

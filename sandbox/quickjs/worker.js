@@ -298,7 +298,7 @@ async function startRun(message) {
     subCalls: 0,
     logBytes: 0,
     /** The guest's CPU time (guest-cpu.js). */
-    cpu: new GuestCpuClock(threadCpuMs),
+    cpu: new GuestCpuClock(threadCpuMs, cpuClock),
     deadline: performance.now() + limits.wallTimeMs,
     kill: undefined,
     done: false,
@@ -440,16 +440,11 @@ function guest(run, fn) {
 }
 
 function startSlice(run) {
-  const now = performance.now()
-  run.cpu.startSlice(now)
-  cpuClock[1] = run.cpu.used
-  cpuClock[0] = performance.timeOrigin + now
+  run.cpu.startSlice(performance.now())
 }
 
 function endSlice(run) {
   run.cpu.endSlice(performance.now())
-  cpuClock[0] = -1
-  cpuClock[1] = run.cpu.used
 }
 
 /** Settle the guest's promise of sub-call `id` with what the envelope text decodes to. */
@@ -520,10 +515,7 @@ function parseQueue(text) {
 function shouldInterrupt(run) {
   if (run.kill !== undefined) return true
   const now = performance.now()
-  const over = run.cpu.over(now, run.limits.cpuTimeMs)
-  // Published again: a count corrected to the thread's CPU time moves the main thread's check too.
-  cpuClock[1] = run.cpu.used
-  if (over) {
+  if (run.cpu.over(now, run.limits.cpuTimeMs)) {
     decideKill(run, 'cpuTimeMs')
     return true
   }

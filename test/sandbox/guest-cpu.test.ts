@@ -47,6 +47,20 @@ describe('GuestCpuClock', () => {
     expect(clock.over(700, 300)).toBe(true)
   })
 
+  it("publishes the running slice's start (ms since the epoch) and the count as they change, a correction included", () => {
+    const { thread, read } = fakeThread(0)
+    const published = new Float64Array([123, 456])
+    const clock = new GuestCpuClock(read, published)
+    expect([...published]).toEqual([-1, 0])
+    clock.startSlice(10)
+    expect([...published]).toEqual([performance.timeOrigin + 10, 0])
+    thread.ms = 50
+    expect(clock.over(410, 300)).toBe(false)
+    expect(published[1]).toBe(clock.used)
+    clock.endSlice(420)
+    expect([...published]).toEqual([-1, clock.used])
+  })
+
   it('lets wall time decide where the thread time cannot be read', () => {
     const clock = new GuestCpuClock(() => Number.NaN)
     clock.startSlice(0)
