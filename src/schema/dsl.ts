@@ -6,6 +6,7 @@ import {
   defineEntry,
   describeDeclared,
   describeDefinitionIssues,
+  discard,
   MAX_SCHEMA_DEPTH,
   readAnnotationJson,
   readConst,
@@ -269,9 +270,6 @@ function propertyFrames(
   }
   return { properties, required, frames }
 }
-
-/** Where a node checked only for its issues goes: nowhere (a spec with issues builds no schema). */
-const discard = (): void => undefined
 
 function pushFrames(stack: SpecFrame[], frames: readonly SpecFrame[]): void {
   // Reversed so that nodes are visited, and issues reported, in declaration order.

@@ -296,8 +296,11 @@ interface RawFrame {
   readonly place: (node: JsonSchemaNode) => void
 }
 
-/** Where a node checked only for its issues goes: nowhere (a schema with issues builds no copy). */
-const discard = (): void => undefined
+/**
+ * @internal Where a node checked only for its issues goes: nowhere (a schema with issues builds no
+ * copy). The DSL's walker uses it too.
+ */
+export const discard = (): void => undefined
 
 /**
  * @internal Walks a raw schema iteratively, collecting every issue, and builds a fresh deep-frozen
