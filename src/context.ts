@@ -68,7 +68,7 @@ export interface ContextOptions {
   readonly tools?: ToolsConfig
   /** Answers `ask` decisions. Without one, every `ask` is denied. */
   readonly approval?: ApprovalService
-  /** Receives contained failures of emit listeners (`tools/result`, `tools/change`). Default: a process warning. */
+  /** Receives contained failures of emit listeners (`tools/result`, `tools/change`) and of a `finalizeContent` that failed on an already-failed call (label `finalizeContent`). Default: a process warning. */
   readonly onListenerError?: (error: unknown, event: string) => void
 }
 

@@ -57,10 +57,15 @@ interface Registration<E extends ToolEventName> {
   readonly listener: ToolEvents[E]
 }
 
-/** Thrown when a waterfall listener calls `next()` a second time. */
+/** Thrown when a waterfall listener calls `next()` a second time (or, where retries are allowed, while the first is in flight). */
 export class NextCalledTwiceError extends ToolError {
-  constructor(event: ToolEventName) {
-    super(ToolErrorCode.LISTENER_FAILED, `a "${event}" listener called next() more than once`)
+  constructor(event: ToolEventName, retry: boolean) {
+    super(
+      ToolErrorCode.LISTENER_FAILED,
+      retry
+        ? `a "${event}" listener called next() again before its previous next() settled; a retry waits for the attempt before it`
+        : `a "${event}" listener called next() more than once`,
+    )
   }
 }
 
@@ -122,7 +127,9 @@ export interface WaterfallOutcome<R> {
 
 /**
  * Run `listeners` as a waterfall around `last`. Each listener gets a single-use `next`; a second
- * call throws. `observe` sees every value a listener returns (used to keep decisions monotonic).
+ * call throws. With `retry`, a listener may call `next()` again once its previous call settled
+ * (an around-dispatch retry runs the rest of the chain anew); overlapping calls still throw.
+ * `observe` sees every value a listener returns (used to keep decisions monotonic).
  * Never throws: a failure anywhere is reported in the outcome, and the chain stops there.
  *
  * No promise of the chain is abandoned: a listener may call `next()` without awaiting it and settle
@@ -135,6 +142,7 @@ export async function runWaterfall<R>(
   listeners: readonly ((next: () => Promise<R>) => R | Promise<R>)[],
   last: () => Promise<R>,
   observe?: (value: R) => void,
+  retry = false,
 ): Promise<WaterfallOutcome<R>> {
   let failure: unknown
   let failed = false
@@ -158,9 +166,10 @@ export async function runWaterfall<R>(
     const listener = listeners[index]
     if (listener === undefined) return track(last())
     let used = false
+    let inFlight = false
     const next = (): Promise<R> => {
-      if (used) {
-        const error = new NextCalledTwiceError(event)
+      if (inFlight || (used && !retry)) {
+        const error = new NextCalledTwiceError(event, retry)
         fail(error)
         throw error
       }
@@ -170,7 +179,12 @@ export async function runWaterfall<R>(
         late.catch(() => undefined)
         return late
       }
-      return step(index + 1)
+      inFlight = true
+      const attempt = step(index + 1)
+      // Registered before the listener can await `attempt`, so the flag is down when it resumes.
+      const settled = (): void => void (inFlight = false)
+      attempt.then(settled, settled)
+      return attempt
     }
     return track(
       (async () => {

@@ -20,7 +20,7 @@ import type { JsonValue } from './json-boundary.ts'
 import type { ContentBlock, UserMessage } from './messages.ts'
 import type { RegisteredTool, ToolRegistry } from './registry.ts'
 import { RUN_CODE } from './registry.ts'
-import { contentProblem, contentText, describeThrown, failureFromError, failureResult, isStrayPromise, materializeResult } from './results.ts'
+import { contentProblem, contentText, deferredMessage, describeThrown, failureFromError, failureResult, isStrayPromise, materializeResult } from './results.ts'
 import { validateJsonSchemaValue } from './schema/validate.ts'
 import type { ScopeNode } from './scope.ts'
 import type { ToolDefinition } from './tool.ts'
@@ -282,17 +282,7 @@ export async function runPipeline(
   if (exec.signal.aborted && !result.isError) result = cancelled(exec, bodyStarted)
 
   result = materializeResult(result)
-  if (finalize !== undefined) {
-    let replacement: ContentBlock[] | undefined
-    try {
-      replacement = finalize.call(definition, exec, result)
-      if (isStrayPromise(replacement)) throw new TypeError('finalizeContent returned a promise; it must be synchronous')
-    } catch (error) {
-      replacement = undefined
-      result = materializeResult(failureFromError(error, ToolErrorCode.TOOL_FAILED, `finalizeContent of tool "${exec.name}" threw: `))
-    }
-    if (replacement !== undefined) result = materializeResult({ ...result, content: replacement } as ToolExecutionResult)
-  }
+  if (finalize !== undefined) result = finalizeResult(host, exec, result, () => finalize.call(definition, exec, result))
 
   for (const listener of host.bus.listeners('tools/result', scope)) {
     try {
@@ -303,6 +293,31 @@ export async function runPipeline(
     }
   }
   return result
+}
+
+/**
+ * Run the definition's `finalizeContent` (exactly once, by the caller) on the materialized result.
+ * A success whose content cannot be finalized (a throw, a promise, invalid content) is not
+ * delivered as one. A failure keeps its registry-owned code and content, so a denial stays a
+ * denial; that bug is reported to `onListenerError` instead.
+ */
+function finalizeResult(host: PipelineHost, exec: ToolExecution, result: ToolExecutionResult, finalize: () => unknown): ToolExecutionResult {
+  let problem: unknown
+  try {
+    const replacement = finalize()
+    if (replacement === undefined) return result
+    if (isStrayPromise(replacement)) throw new TypeError('it returned a promise; it must be synchronous')
+    const invalid = contentProblem(replacement)
+    if (invalid === undefined) return materializeResult({ ...result, content: replacement } as ToolExecutionResult)
+    problem = new ToolError(ToolErrorCode.INVALID_TOOL_OUTPUT, `it returned invalid content: ${invalid}`)
+  } catch (error) {
+    problem = error
+  }
+  if (result.isError) {
+    host.reportListenerError(problem, 'finalizeContent')
+    return result
+  }
+  return materializeResult(failureFromError(problem, ToolErrorCode.TOOL_FAILED, `finalizeContent of tool "${exec.name}" failed: `))
 }
 
 /** A visible tool, or the failure a call to it resolves to. */
@@ -490,22 +505,26 @@ async function dispatch(
   }
   const view = dispatchView(exec)
   viewDefinitions.set(view, entry.definition)
-  let body: Promise<ToolExecutionResult> | undefined
+  // One body per next() that reached it: a retrying wrapper runs the body again after an attempt settled.
+  const bodies: Promise<ToolExecutionResult>[] = []
   const last = async (): Promise<ToolExecutionResult> => {
     // Re-fuse the caller's signal: a wrapper's replacement can add reasons to stop, never remove one.
     const signal = view.signal === exec.signal ? exec.signal : AbortSignal.any([exec.signal, view.signal])
-    if (signal.aborted) return abortedBeforeDispatch(exec)
-    body = runBody(host, caller, entry, exec, signal)
+    if (signal.aborted) return cancelled(exec, bodies.length > 0)
+    const body = runBody(host, caller, entry, exec, signal)
+    bodies.push(body)
     return body
   }
   const outcome = await runWaterfall<ToolExecutionResult>(
     'tools/execute',
     listeners.map((listener) => (next) => listener(view, next)),
     last,
+    undefined,
+    true,
   )
-  // The body's promise is never abandoned, whatever a wrapper did with it.
-  const bodyResult = body === undefined ? undefined : await body
-  const bodyStarted = body !== undefined
+  // No body's promise is ever abandoned, whatever a wrapper did with it.
+  const bodyResults = await Promise.all(bodies)
+  const bodyStarted = bodies.length > 0
   if (outcome.failed) {
     if (exec.signal.aborted) return { result: cancelled(exec, bodyStarted), bodyStarted }
     return {
@@ -514,28 +533,28 @@ async function dispatch(
     }
   }
   const value = outcome.value
-  if (value === bodyResult && value !== undefined) return { result: value, bodyStarted }
+  if (value !== undefined && bodyResults.includes(value)) return { result: value, bodyStarted }
   return { result: adoptForeignResult(entry, exec, value), bodyStarted }
 }
 
-/** A result a wrapper made itself: held to the same contract as the body's own. */
+/**
+ * A result a wrapper made itself. A failure keeps the wrapper's code and message (a timeout, a
+ * circuit breaker); a success is rebuilt from its value like the body's own (output check, render),
+ * so its content always shows its value and only the body's own run context can conclude the turn.
+ */
 function adoptForeignResult(entry: RegisteredTool, exec: ToolExecution, value: unknown): ToolExecutionResult {
+  const wrapperFailed = (what: string): ToolExecutionFailure =>
+    failureResult(ToolErrorCode.LISTENER_FAILED, `Tool call "${exec.name}" failed: a tools/execute wrapper returned ${what}`)
   if (typeof value !== 'object' || value === null || typeof (value as { isError?: unknown }).isError !== 'boolean') {
-    return failureResult(ToolErrorCode.LISTENER_FAILED, `Tool call "${exec.name}" failed: a tools/execute wrapper returned something that is not a tool result`)
+    return wrapperFailed('something that is not a tool result')
   }
   const result = value as ToolExecutionResult
   if (result.isError) {
     const message = (result.error as { message?: unknown } | undefined)?.message
-    if (typeof message !== 'string') {
-      return failureResult(ToolErrorCode.LISTENER_FAILED, `Tool call "${exec.name}" failed: a wrapper's error result has no error.message`)
-    }
-    return result
+    return typeof message === 'string' ? result : wrapperFailed('an error result without error.message')
   }
-  const derived = successFromValue(entry, exec, result.value)
-  if (derived.isError) return derived
-  const problem = contentProblem(result.content)
-  if (problem !== undefined) return failureResult(ToolErrorCode.LISTENER_FAILED, `a tools/execute wrapper returned invalid content: ${problem}`)
-  return { ...result, value: derived.value }
+  if (!Object.hasOwn(result, 'value')) return wrapperFailed('a success without a value')
+  return successFromValue(entry, exec, result.value)
 }
 
 /**
@@ -580,7 +599,7 @@ async function runBody(
   let open = true
   const deferContext = (context: UserMessage): void => {
     if (!open) throw new ToolError(ToolErrorCode.TOOL_FAILED, 'deferContext() was called after the tool body settled')
-    contexts.push(context)
+    contexts.push(deferredMessage(context))
   }
   const concludeTurn = (): void => {
     if (!open) throw new ToolError(ToolErrorCode.TOOL_FAILED, 'concludeTurn() was called after the tool body settled')
@@ -596,8 +615,10 @@ async function runBody(
   try {
     raw = await entry.definition.execute(exec.arguments, runContext)
   } catch (error) {
+    // A body that stops because its signal fired, as it should, reports the cancellation: not a failure.
+    const stopped = signal.aborted && (error === signal.reason || (error instanceof Error && error.name === 'AbortError'))
     return materializeResult({
-      ...failureFromError(error, ToolErrorCode.TOOL_FAILED),
+      ...(stopped ? cancelled(exec, true) : failureFromError(error, ToolErrorCode.TOOL_FAILED)),
       ...(contexts.length === 0 ? {} : { additionalContexts: contexts }),
     })
   } finally {

@@ -3,6 +3,7 @@ import { ToolError, ToolErrorCode } from './errors.ts'
 import type { ToolErrorInfo } from './errors.ts'
 import type { ToolExecutionFailure, ToolExecutionResult } from './execution.ts'
 import { snapshotJson } from './json-boundary.ts'
+import type { JsonValue } from './json-boundary.ts'
 import type { ContentBlock, UserMessage } from './messages.ts'
 
 /**
@@ -118,16 +119,31 @@ export function contentProblem(value: unknown): string | undefined {
   return undefined
 }
 
-function userMessageProblem(value: unknown, index: number): string | undefined {
-  if (typeof value !== 'object' || value === null) return `additionalContexts[${index}] must be a user message`
+function userMessageProblem(value: unknown, at: string): string | undefined {
+  if (typeof value !== 'object' || value === null) return `${at} must be a user message`
   const record = value as Record<string, unknown>
-  if (record.role !== 'user') return `additionalContexts[${index}].role must be "user"`
+  if (record.role !== 'user') return `${at}.role must be "user"`
   const problem = contentProblem(record.content)
-  if (problem !== undefined) return `additionalContexts[${index}].${problem}`
-  if (record.source !== undefined && typeof record.source !== 'string') {
-    return `additionalContexts[${index}].source must be a string`
-  }
+  if (problem !== undefined) return `${at}.${problem}`
+  if (record.source !== undefined && typeof record.source !== 'string') return `${at}.source must be a string`
   return undefined
+}
+
+/**
+ * A frozen JSON copy of a context message a tool defers, checked when it is deferred: a bad one
+ * fails the tool body at the line that made it, and later edits of the caller's object change nothing.
+ * @throws ToolError (`TOOL_FAILED`) naming what is wrong.
+ */
+export function deferredMessage(value: unknown): UserMessage {
+  let copy: JsonValue
+  try {
+    copy = snapshotJson(value, 'message')
+  } catch (error) {
+    throw new ToolError(ToolErrorCode.TOOL_FAILED, `deferContext(message): ${describeThrown(error).message}`)
+  }
+  const problem = userMessageProblem(copy, 'message')
+  if (problem !== undefined) throw new ToolError(ToolErrorCode.TOOL_FAILED, `deferContext(message): ${problem}`)
+  return copy as unknown as UserMessage
 }
 
 /** Results this module produced: already plain, frozen JSON, so materializing again is a no-op. */
@@ -147,7 +163,7 @@ export function materializeResult(result: ToolExecutionResult): ToolExecutionRes
     if (contexts !== undefined) {
       if (!Array.isArray(contexts)) throw new Error('additionalContexts must be an array')
       contexts.forEach((message, index) => {
-        const issue = userMessageProblem(message, index)
+        const issue = userMessageProblem(message, `additionalContexts[${index}]`)
         if (issue !== undefined) throw new Error(issue)
       })
     }

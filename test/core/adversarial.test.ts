@@ -402,10 +402,10 @@ describe('execute wrappers never abandon the body', () => {
     expect(inner).not.toHaveBeenCalled()
   })
 
-  it('a wrapper calling next() twice runs the body once and fails closed', async () => {
+  it('a wrapper calling next() again while the first is in flight runs the body once and fails closed', async () => {
     const { ctx, body } = setup()
     ctx.on('tools/execute', async (_exec, next) => {
-      const first = await next()
+      const first = next()
       try {
         await next()
       } catch {

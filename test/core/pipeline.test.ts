@@ -383,6 +383,86 @@ describe('execute wrappers and the body', () => {
     expect(errorCode(await ctx.tools.execute(call('n')))).toBe('INVALID_TOOL_OUTPUT')
   })
 
+  it('let a retrying wrapper run the inner chain and the body again once an attempt settled', async () => {
+    const ctx = createContext()
+    let attempts = 0
+    const finalize = vi.fn(() => undefined)
+    ctx.tools.register(
+      rawTool('flaky', {
+        finalizeContent: finalize,
+        execute: async () => {
+          attempts += 1
+          if (attempts < 3) throw new Error(`attempt ${attempts} failed`)
+          return attempts
+        },
+      }),
+    )
+    const innerRuns: number[] = []
+    ctx.on('tools/execute', async (_exec, next) => {
+      let result = await next()
+      for (let retry = 1; retry < 3 && result.isError; retry++) result = await next()
+      return result
+    })
+    ctx.on('tools/execute', async (_exec, next) => {
+      innerRuns.push(attempts)
+      return next()
+    })
+    const result = await ctx.tools.execute(call('flaky'))
+    expect(result).toMatchObject({ isError: false, value: 3 })
+    expect(innerRuns).toEqual([0, 1, 2])
+    expect(finalize).toHaveBeenCalledTimes(1)
+  })
+
+  it('wait for every attempt a retrying wrapper started, whichever result it returns', async () => {
+    const ctx = createContext()
+    const gates = [deferred(), deferred()]
+    const settled: number[] = []
+    let attempt = 0
+    ctx.tools.register(
+      rawTool('slow', {
+        execute: async () => {
+          const mine = attempt++
+          await gates[mine]!.promise
+          settled.push(mine)
+          return mine
+        },
+      }),
+    )
+    ctx.on('tools/execute', async (_exec, next) => {
+      const first = next()
+      gates[0]!.resolve()
+      await first
+      void next()
+      return first
+    })
+    const pending = ctx.tools.execute(call('slow'))
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(settled).toEqual([0])
+    gates[1]!.resolve()
+    expect(await pending).toMatchObject({ isError: false, value: 0 })
+    expect(settled).toEqual([0, 1])
+  })
+
+  it('rebuild a wrapper-made success from its value: its own content and turn marker do not stand', async () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('n', { outputSchema: { type: 'number' }, execute: async () => 1 }))
+    ctx.on('tools/execute', async (_exec, next) => {
+      const result = await next()
+      return { ...result, value: 2, content: [{ type: 'text', text: 'one' }], concludesTurn: true } as never
+    })
+    const result = await ctx.tools.execute(call('n'))
+    expect(result).toEqual({ isError: false, value: 2, content: [{ type: 'text', text: '2' }] })
+  })
+
+  it('blame a wrapper-made success without a value on the wrapper', async () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('n'))
+    ctx.on('tools/execute', async () => ({ isError: false, content: [] }) as never)
+    const result = await ctx.tools.execute(call('n'))
+    expect(errorCode(result)).toBe('LISTENER_FAILED')
+    expect(result.isError && result.error.message).toContain('a success without a value')
+  })
+
   it('turn a thrown body into TOOL_FAILED without a stack trace', async () => {
     const ctx = createContext()
     ctx.tools.register(
@@ -424,6 +504,29 @@ describe('execute wrappers and the body', () => {
     )
     const result = await ctx.tools.execute(call('m'))
     expect(result.meta).toEqual({ shown: 7 })
+  })
+
+  it('check and copy a deferred context message when it is deferred', async () => {
+    const ctx = createContext()
+    const message = { role: 'user' as const, content: [{ type: 'text' as const, text: 'as deferred' }] }
+    let refused: unknown
+    ctx.tools.register(
+      rawTool('t', {
+        execute: async (_args, exec) => {
+          exec.deferContext(message)
+          message.content[0]!.text = 'edited later'
+          try {
+            exec.deferContext({ role: 'assistant', content: [] } as never)
+          } catch (error) {
+            refused = error
+          }
+          return 1
+        },
+      }),
+    )
+    const result = await ctx.tools.execute(call('t'))
+    expect(result.additionalContexts).toEqual([{ role: 'user', content: [{ type: 'text', text: 'as deferred' }] }])
+    expect(String(refused)).toContain('deferContext(message): message.role must be "user"')
   })
 
   it('ferry deferred contexts and the conclude-turn marker on success', async () => {
@@ -575,7 +678,7 @@ describe('finalizeContent', () => {
     expect(body).not.toHaveBeenCalled()
   })
 
-  it('keeps the content when it returns undefined, and fails closed when it throws', async () => {
+  it('keeps the content when it returns undefined, and fails a success closed when it throws', async () => {
     const ctx = createContext()
     ctx.tools.register(rawTool('keep', { finalizeContent: () => undefined, execute: async () => 5 }))
     ctx.tools.register(
@@ -585,9 +688,32 @@ describe('finalizeContent', () => {
         },
       }),
     )
+    ctx.tools.register(rawTool('invalid', { finalizeContent: () => [{ type: 'image' }] as never }))
     expect((await ctx.tools.execute(call('keep'))).content).toEqual([{ type: 'text', text: '5' }])
     const failed = await ctx.tools.execute(call('throws'))
+    expect(errorCode(failed)).toBe('TOOL_FAILED')
     expect(failed.isError && failed.error.message).toContain('finalizer bug')
+    const invalid = await ctx.tools.execute(call('invalid'))
+    expect(errorCode(invalid)).toBe('INVALID_TOOL_OUTPUT')
+    expect(invalid.isError && invalid.error.message).toContain('finalizeContent of tool "invalid" failed: it returned invalid content')
+  })
+
+  it('keeps a failed outcome as it was when it throws, and reports the bug aside', async () => {
+    const reported: [unknown, string][] = []
+    const ctx = createContext({ onListenerError: (error, event) => void reported.push([error, event]) })
+    const bug = new Error('finalizer bug')
+    ctx.tools.register(
+      rawTool('t', {
+        finalizeContent: () => {
+          throw bug
+        },
+      }),
+    )
+    ctx.tools.guard(() => 'not today')
+    const result = await ctx.tools.execute(call('t'))
+    expect(errorCode(result)).toBe('DENIED')
+    expect(result.isError && result.error.message).toContain('not today')
+    expect(reported).toEqual([[bug, 'finalizeContent']])
   })
 })
 
@@ -641,6 +767,36 @@ describe('cancellation', () => {
     expect(errorCode(await ctx.tools.execute(call('ok', {}, { signal: controller.signal })))).toBe('ABORTED')
     const kept = await ctx2.tools.execute(call('err', {}, { signal: controller2.signal }))
     expect(kept.isError && kept.error.message).toBe('own failure')
+  })
+})
+
+describe('cancellation reported by the body', () => {
+  it('reads a body that stops by throwing its signal reason as ABORTED, not as a failure', async () => {
+    const ctx = createContext()
+    const controller = new AbortController()
+    ctx.tools.register(
+      rawTool('polite', {
+        execute: async (_args, exec) => {
+          controller.abort()
+          exec.signal.throwIfAborted()
+          return 1
+        },
+      }),
+    )
+    const result = await ctx.tools.execute(call('polite', {}, { signal: controller.signal }))
+    expect(errorCode(result)).toBe('ABORTED')
+  })
+
+  it('keeps an AbortError the body threw without being cancelled as its own failure', async () => {
+    const ctx = createContext()
+    ctx.tools.register(
+      rawTool('fetchy', {
+        execute: async () => {
+          throw new DOMException('upstream request aborted', 'AbortError')
+        },
+      }),
+    )
+    expect(errorCode(await ctx.tools.execute(call('fetchy')))).toBe('TOOL_FAILED')
   })
 })
 
