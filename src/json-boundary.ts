@@ -300,8 +300,8 @@ type NumberRule = 'outside' | 'durable'
 interface ParseFrame {
   readonly container: JsonValue[] | JsonObject
   readonly isArray: boolean
-  /** The member key whose value is being parsed (objects only). */
-  key: string
+  /** The member key whose value is being parsed (objects only); undefined while a key is read. */
+  key: string | undefined
   /** Position of that key's opening quote, for duplicate-key errors. */
   keyAt: number
 }
@@ -407,8 +407,9 @@ class TextParser {
         if (frame.isArray) (frame.container as JsonValue[]).push(value)
         else {
           const object = frame.container as JsonObject
-          if (Object.hasOwn(object, frame.key)) return this.#fail(`duplicate key ${JSON.stringify(frame.key)}`, frame.keyAt)
-          assign(object, frame.key, value)
+          const key = frame.key as string
+          if (Object.hasOwn(object, key)) return this.#fail(`duplicate key ${JSON.stringify(key)}`, frame.keyAt)
+          assign(object, key, value)
         }
         const next = text.charCodeAt(this.#at)
         if (next === 0x2c /* , */) {
@@ -430,7 +431,8 @@ class TextParser {
   #fail(reason: string, position: number = this.#at): never {
     const segments: (string | number)[] = []
     for (const frame of this.#stack) {
-      segments.push(frame.isArray ? (frame.container as JsonValue[]).length : frame.key)
+      if (frame.isArray) segments.push((frame.container as JsonValue[]).length)
+      else if (frame.key !== undefined) segments.push(frame.key)
     }
     throw new JsonBoundaryError(this.#label, formatJsonPath(segments), `${reason} (at position ${position})`)
   }
@@ -541,7 +543,9 @@ class TextParser {
 
   #readKey(frame: ParseFrame): void {
     const text = this.#text
-    if (text.charCodeAt(this.#at) !== 0x22) this.#fail(`expected a string key, found ${this.#found()}`)
+    // A failure before the key is known is placed at the object itself.
+    frame.key = undefined
+    if (text.charCodeAt(this.#at) !== 0x22) this.#fail(`expected a string key in double quotes, found ${this.#found()}`)
     frame.keyAt = this.#at
     frame.key = this.#readString()
     this.#skipSpace()

@@ -85,9 +85,12 @@ export class CallScheduler {
 export interface TurnCall {
   readonly callId: string
   readonly name: string
-  /** Parsed arguments, or give `argumentsText` (the model's raw JSON text) instead. */
+  /** Parsed arguments, or give `argumentsText` (the model's raw JSON text) instead; not both. */
   readonly arguments?: unknown
-  /** The model's raw argument text, parsed losslessly (unsafe numbers are `INVALID_ARGS`). */
+  /**
+   * The model's raw argument text, parsed losslessly (unsafe numbers are `INVALID_ARGS`). Text
+   * that cannot be parsed is kept in the `tool/call` event as `argumentsText`.
+   */
   readonly argumentsText?: string
 }
 
@@ -120,6 +123,11 @@ export async function runToolCalls(
   // The agent the calls act for: the one given, else the agent whose context `tools` is. Checked
   // before anything is logged, so a foreign agent leaves no call without a result in a log.
   const agent = agentOfCalls(tools, options.agent)
+  for (const turnCall of calls) {
+    if (turnCall.arguments !== undefined && turnCall.argumentsText !== undefined) {
+      throw new TypeError(`runToolCalls: call "${String(turnCall.callId)}" gives both arguments and argumentsText; give one`)
+    }
+  }
   const session = agent?.session
   const logFailures: unknown[] = []
   const log = async (event: SessionEvent): Promise<void> => {
@@ -149,7 +157,12 @@ export async function runToolCalls(
     }
     const mode: ToolExecutionMode = parseFailure === undefined ? tools.executionMode(input) : { kind: 'exclusive' }
     return scheduler.run(mode, async () => {
-      await log(toolCallEvent({ ...turnCall, arguments: parseFailure === undefined ? durableArguments(args) : null }))
+      const { callId, name, argumentsText } = turnCall
+      await log(
+        toolCallEvent(
+          parseFailure === undefined ? { callId, name, arguments: durableArguments(args) } : { callId, name, arguments: null, argumentsText: argumentsText as string },
+        ),
+      )
       // Unparseable text still runs the one pipeline (UNKNOWN_TOOL first, then INVALID_ARGS through
       // finalizeContent and tools/result).
       const result = await (parseFailure === undefined ? tools.execute(input) : executeWithUnparsedArguments(tools, input, parseFailure.error))

@@ -26,6 +26,11 @@ export interface ToolCallEvent {
   readonly rootCallId: CallId
   readonly name: string
   readonly arguments: JsonValue
+  /**
+   * The model's argument text, kept when it could not be parsed (`arguments` is then null), so
+   * the log shows what the model actually sent.
+   */
+  readonly argumentsText?: string
   /** The enclosing call, for a nested dispatch. */
   readonly parentCallId?: CallId
 }
@@ -98,6 +103,7 @@ export function toolCallEvent(exec: {
   readonly rootCallId?: CallId
   readonly name: string
   readonly arguments: unknown
+  readonly argumentsText?: string
   readonly parentCallId?: CallId
 }): ToolCallEvent {
   const event: { -readonly [K in keyof ToolCallEvent]: ToolCallEvent[K] } = {
@@ -107,6 +113,7 @@ export function toolCallEvent(exec: {
     name: exec.name,
     arguments: snapshotJson(exec.arguments, `arguments of "${exec.name}"`),
   }
+  if (exec.argumentsText !== undefined) event.argumentsText = exec.argumentsText
   if (exec.parentCallId !== undefined) event.parentCallId = exec.parentCallId
   return event
 }
@@ -178,6 +185,7 @@ const EVENT_FIELDS: Record<SessionEvent['type'], Record<string, [required: boole
     rootCallId: [true, isString],
     name: [true, isString],
     arguments: [true, isAny],
+    argumentsText: [false, isString],
     parentCallId: [false, isString],
   },
   'tool/result': {

@@ -355,6 +355,21 @@ describe('parseJsonText', () => {
     expect(Object.getPrototypeOf(value)).toBe(Object.prototype)
   })
 
+  it('places a missing or unquoted key at its object, not at the key before it', () => {
+    const pathOf = (text: string): string => {
+      try {
+        parseJsonText(text)
+      } catch (error) {
+        return (error as JsonBoundaryError).path
+      }
+      throw new Error(`parsed: ${text}`)
+    }
+    expect(pathOf('{a:1}')).toBe('$')
+    expect(pathOf('{"a":1,}')).toBe('$')
+    expect(pathOf('{"x":{"y":[1,{z}]}}')).toBe('$.x.y[1]')
+    expect(pathOf('{"a" 1}')).toBe('$.a')
+  })
+
   it('agrees with JSON.parse on any JSON text with exact numbers', () => {
     fc.assert(
       fc.property(fc.json(), (text) => {

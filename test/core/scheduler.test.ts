@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createContext } from '../../src/context.ts'
 import { CallScheduler, TurnLogError, runToolCalls } from '../../src/scheduler.ts'
 import { installTimeoutPolicy } from '../../src/timeout-policy.ts'
@@ -160,6 +160,35 @@ describe('runToolCalls', () => {
     expect(ok?.value).toEqual(JSON.parse('{"n": 12, "__proto__": {"x": 1}}'))
     expect(unsafe?.isError && unsafe.error.info?.code).toBe('INVALID_ARGS')
     expect(unsafe?.isError && unsafe.error.message).toContain('$.id')
+  })
+
+  it('keeps argument text that does not parse in the tool/call event', async () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('echo'))
+    const agent = ctx.agent('a1')
+    const [result] = await runToolCalls(agent.ctx.tools, [{ callId: 'a', name: 'echo', argumentsText: '{"path": "x",' }], {
+      signal: new AbortController().signal,
+    })
+    expect(result?.isError && result.error.info?.code).toBe('INVALID_ARGS')
+    expect(agent.session.events[0]).toEqual({ type: 'tool/call', callId: 'a', rootCallId: 'a', name: 'echo', arguments: null, argumentsText: '{"path": "x",' })
+  })
+
+  it('refuses a call that gives both arguments and argumentsText before anything runs or is logged', async () => {
+    const ctx = createContext()
+    const body = vi.fn(async () => 1)
+    ctx.tools.register(rawTool('echo', { execute: body }))
+    const agent = ctx.agent('a1')
+    const turn = runToolCalls(
+      agent.ctx.tools,
+      [
+        { callId: 'a', name: 'echo', arguments: {} },
+        { callId: 'b', name: 'echo', arguments: { n: 1 }, argumentsText: '{"n": 2}' },
+      ],
+      { signal: new AbortController().signal },
+    )
+    await expect(turn).rejects.toThrow('call "b" gives both arguments and argumentsText')
+    expect(body).not.toHaveBeenCalled()
+    expect(agent.session.events).toEqual([])
   })
 
   it('shares one cancellation signal across the turn', async () => {
