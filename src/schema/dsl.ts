@@ -7,14 +7,17 @@ import {
   describeDeclared,
   describeDefinitionIssues,
   discard,
+  markBuiltSchema,
   MAX_SCHEMA_DEPTH,
   readAnnotationJson,
   readConst,
   readDenseArray,
   readEnum,
   readRecord,
+  sameAsLast,
   UNENFORCEABLE_PROTO_KEY,
 } from './json-schema.ts'
+import type { CompiledMemo } from './json-schema.ts'
 import type { SchemaDefinitionIssue } from './json-schema.ts'
 import type { JsonSchemaNode, JsonSchemaType, ObjectJsonSchema } from './types.ts'
 
@@ -431,7 +434,9 @@ export function compileValueSpec(spec: unknown, rootPath: string, issues: Schema
   let root: JsonSchemaNode | undefined
   const ok = runSpecWalk(walk, [{ value: spec, path: rootPath, depth: 1, isProperty: false, place: (node) => (root = node) }])
   issues.push(...walk.issues)
-  return ok ? root : undefined
+  if (!ok || root === undefined) return undefined
+  markBuiltSchema(root)
+  return root
 }
 
 /**
@@ -452,41 +457,42 @@ export function compileParameterSpec(spec: unknown, rootPath: string, issues: Sc
   pushFrames(stack, read.frames)
   const ok = runSpecWalk(walk, stack)
   issues.push(...walk.issues)
-  return ok ? (root as unknown as ObjectJsonSchema) : undefined
+  if (!ok) return undefined
+  markBuiltSchema(root)
+  return root as unknown as ObjectJsonSchema
 }
 
-const compiledValueSpecs = new WeakMap<object, JsonSchemaNode>()
-const compiledParameterSpecs = new WeakMap<object, ObjectJsonSchema>()
+const compiledValueSpecs: CompiledMemo<JsonSchemaNode> = new WeakMap()
+const compiledParameterSpecs: CompiledMemo<ObjectJsonSchema> = new WeakMap()
+
+/** The built schema compiled from `spec` now, or the same object as last time when it reads the same. */
+function settle<T extends JsonSchemaNode>(memo: CompiledMemo<T>, spec: unknown, schema: T): T {
+  return typeof spec === 'object' && spec !== null ? sameAsLast(memo, spec, schema) : schema
+}
 
 /**
  * Compiles a parameter spec to its raw, deep-frozen JSON Schema: an object root with `properties`,
  * `required` (when any property is required) and no `additionalProperties` (the root stays open).
- * Compiled once per spec object; later calls return the same schema object, so a spec must not be
- * mutated after its first use.
+ * The spec is read on every call, so an edit between calls takes effect; while it reads the same,
+ * every call returns the same schema object.
  * @throws SchemaSpecError (`UNSUPPORTED_SCHEMA`) listing every malformed path of the spec.
  */
 export function parameterSchemaSpecToJsonSchema(spec: ParameterSchemaSpec): ObjectJsonSchema {
-  const cached = typeof spec === 'object' && spec !== null ? compiledParameterSpecs.get(spec) : undefined
-  if (cached !== undefined) return cached
   const issues: SchemaDefinitionIssue[] = []
   const schema = compileParameterSpec(spec, '$', issues)
   if (schema === undefined) throw new SchemaSpecError(issues, 'parameter schema spec')
-  compiledParameterSpecs.set(spec, schema)
-  return schema
+  return settle(compiledParameterSpecs, spec, schema)
 }
 
 /**
  * Compiles a value spec to its raw, deep-frozen JSON Schema in the enforced subset. `{ type:
  * 'json' }` becomes an annotation-only node; object nodes keep their explicit
- * `additionalProperties`. Compiled once per spec object, like {@link parameterSchemaSpecToJsonSchema}.
+ * `additionalProperties`. Read on every call, like {@link parameterSchemaSpecToJsonSchema}.
  * @throws SchemaSpecError (`UNSUPPORTED_SCHEMA`) listing every malformed path of the spec.
  */
 export function valueSchemaSpecToJsonSchema(spec: ValueSchemaSpec): JsonSchemaNode {
-  const cached = typeof spec === 'object' && spec !== null ? compiledValueSpecs.get(spec) : undefined
-  if (cached !== undefined) return cached
   const issues: SchemaDefinitionIssue[] = []
   const schema = compileValueSpec(spec, '$', issues)
   if (schema === undefined) throw new SchemaSpecError(issues, 'value schema spec')
-  compiledValueSpecs.set(spec, schema)
-  return schema
+  return settle(compiledValueSpecs, spec, schema)
 }

@@ -1,6 +1,6 @@
 import { isProxy } from 'node:util/types'
 import { ToolError, ToolErrorCode } from '../errors.ts'
-import { JsonBoundaryError, snapshotJson } from '../json-boundary.ts'
+import { isFrozenJson, JsonBoundaryError, snapshotJson } from '../json-boundary.ts'
 import type { JsonValue } from '../json-boundary.ts'
 import type { JsonSchemaNode, JsonSchemaScalar, JsonSchemaType, ObjectJsonSchema } from './types.ts'
 
@@ -302,6 +302,38 @@ interface RawFrame {
  */
 export const discard = (): void => undefined
 
+/** Schemas this module and the DSL compiler built: deep-frozen, so their identity stands for their content. */
+const builtSchemas = new WeakSet<object>()
+
+/** @internal Records `node` as a deep-frozen schema built by this library. */
+export function markBuiltSchema(node: object): void {
+  builtSchemas.add(node)
+}
+
+/**
+ * @internal True for a schema that cannot change: one this library built, or a deep-frozen JSON
+ * value from the JSON boundary. Compiled forms may be cached by such a schema's identity; a
+ * caller's own object may be edited between calls and must be read again each time.
+ */
+export function isImmutableSchema(value: object): boolean {
+  return builtSchemas.has(value) || isFrozenJson(value)
+}
+
+/**
+ * @internal Per caller-owned source object, the copy compiled from it last time. {@link sameAsLast}
+ * hands that copy back while a fresh compilation reads the same, so an unchanged source keeps one
+ * identity (and one compiled validator), and an edited one is compiled and enforced anew.
+ */
+export type CompiledMemo<T> = WeakMap<object, { readonly text: string; readonly copy: T }>
+
+/** @internal See {@link CompiledMemo}. `fresh` is a built schema (depth-bounded plain JSON). */
+export function sameAsLast<T extends object>(memo: CompiledMemo<T>, source: object, fresh: T, text = JSON.stringify(fresh)): T {
+  const last = memo.get(source)
+  if (last !== undefined && last.text === text) return last.copy
+  memo.set(source, { text, copy: fresh })
+  return fresh
+}
+
 /**
  * @internal Walks a raw schema iteratively, collecting every issue, and builds a fresh deep-frozen
  * copy holding only the checked keywords. The copy is what a validator compiler may see.
@@ -494,6 +526,7 @@ export function checkJsonSchema(schema: unknown): { readonly node: JsonSchemaNod
   }
   if (issues.length > 0) return { node: undefined, issues }
   for (const object of created) Object.freeze(object)
+  if (root !== undefined) markBuiltSchema(root)
   return { node: root, issues }
 }
 

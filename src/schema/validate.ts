@@ -6,7 +6,8 @@ import { JsonBoundaryError, snapshotJson } from '../json-boundary.ts'
 import type { JsonObject, JsonValue } from '../json-boundary.ts'
 import { parameterSchemaSpecToJsonSchema } from './dsl.ts'
 import type { InferArgs, ParameterSchemaSpec } from './dsl.ts'
-import { appendIndex, appendKey, checkJsonSchema, JsonSchemaError } from './json-schema.ts'
+import { appendIndex, appendKey, checkJsonSchema, isImmutableSchema, JsonSchemaError, sameAsLast } from './json-schema.ts'
+import type { CompiledMemo } from './json-schema.ts'
 import type { JsonSchemaNode, ObjectJsonSchema } from './types.ts'
 
 // The subset walker is the authority on what a schema may say; ajv only ever sees its checked,
@@ -32,21 +33,26 @@ interface CheckedSchema {
   validate?: ValidateFunction
 }
 
+/** Checked forms of schemas that cannot change (see isImmutableSchema), by identity. */
 const checkedSchemas = new WeakMap<object, CheckedSchema>()
+/** Checked forms of callers' own schema objects, which may be edited between calls. */
+const callerSchemas: CompiledMemo<CheckedSchema> = new WeakMap()
 
 /**
- * Checks a raw schema once per schema object and caches the verdict and the compiled validator.
- * A schema must not be mutated after its first use; its checked copy is what is enforced.
+ * The checked copy of a raw schema and its compiled validator. A schema that cannot change is
+ * checked once; a caller's own object is checked on every call, so an edit is enforced (or
+ * refused) at once, and keeps its compiled validator while it reads the same.
  */
 function checkedSchema(schema: unknown): CheckedSchema {
-  if (typeof schema === 'object' && schema !== null) {
-    const cached = checkedSchemas.get(schema)
-    if (cached !== undefined) return cached
-  }
+  const isObject = typeof schema === 'object' && schema !== null
+  const cached = isObject ? checkedSchemas.get(schema) : undefined
+  if (cached !== undefined) return cached
   const { node, issues } = checkJsonSchema(schema)
   if (node === undefined || issues.length > 0) throw new JsonSchemaError(issues)
   const checked: CheckedSchema = { node }
-  checkedSchemas.set(schema as object, checked)
+  if (!isObject) return checked
+  if (!isImmutableSchema(schema)) return sameAsLast(callerSchemas, schema, checked, JSON.stringify(node))
+  checkedSchemas.set(schema, checked)
   return checked
 }
 
@@ -289,7 +295,8 @@ function check(checked: CheckedSchema, value: unknown): { readonly issues: reado
 /**
  * Validates any value against a raw schema of the enforced subset. The value first crosses the JSON
  * boundary (a non-JSON value, such as a Date, a Map, `-0` or a cycle, yields one issue at its path),
- * then the schema's validator, compiled once per schema object and cached, checks the copy.
+ * then the schema's validator checks the copy. A schema this library built or froze is checked and
+ * compiled once; a caller's own object is checked again on every call, since it may have changed.
  * Issues name the path, the expected shape and what was found; a failed `oneOf` says which branches
  * matched, or that none did.
  * @returns every issue found; empty when the value is valid. Never throws because of `value`.
@@ -307,7 +314,8 @@ function isRawObjectSchema(parameters: object): boolean {
 
 /**
  * Validates tool arguments against a parameter spec or an object-rooted raw schema.
- * @param parameters - a {@link ParameterSchemaSpec} (compiled once and cached) or an {@link ObjectJsonSchema}.
+ * @param parameters - a {@link ParameterSchemaSpec} or an {@link ObjectJsonSchema}, read on every call
+ *   (the compiled forms of one that reads the same are reused).
  * @param args - the arguments as received; any value.
  * @param toolName - named in the error message.
  * @returns the validated arguments as a fresh deep-frozen lossless JSON copy.

@@ -20,7 +20,7 @@ function valuePaths(spec: unknown): string[] {
 
 function parameterPaths(spec: unknown): string[] {
   try {
-    parameterSchemaSpecToJsonSchema(spec as ParameterSchemaSpec)
+    parameterSchemaSpecToJsonSchema(spec as unknown as ParameterSchemaSpec)
   } catch (error) {
     expect(error).toBeInstanceOf(SchemaSpecError)
     return (error as SchemaSpecError).issues.map((issue) => issue.path)
@@ -74,6 +74,23 @@ describe('parameterSchemaSpecToJsonSchema', () => {
 
   test('rejects required values other than true', () => {
     expect(parameterPaths({ a: { type: 'string', required: false } })).toEqual(['$.a.required'])
+  })
+})
+
+describe('compiling a spec object again', () => {
+  test('gives the same schema object while the spec reads the same, and a new one after an edit', () => {
+    const spec: Record<string, Record<string, unknown>> = { q: { type: 'string', required: true } }
+    const first = parameterSchemaSpecToJsonSchema(spec as unknown as ParameterSchemaSpec)
+    expect(parameterSchemaSpecToJsonSchema(spec as unknown as ParameterSchemaSpec)).toBe(first)
+    spec.q!.enum = ['a', 'b']
+    const edited = parameterSchemaSpecToJsonSchema(spec as unknown as ParameterSchemaSpec)
+    expect(edited).not.toBe(first)
+    expect(edited.properties?.q).toEqual({ type: 'string', enum: ['a', 'b'] })
+    const value: Record<string, unknown> = { type: 'integer' }
+    const compiled = valueSchemaSpecToJsonSchema(value as unknown as ValueSchemaSpec)
+    expect(valueSchemaSpecToJsonSchema(value as unknown as ValueSchemaSpec)).toBe(compiled)
+    value.enum = [1, 2]
+    expect(valueSchemaSpecToJsonSchema(value as unknown as ValueSchemaSpec)).toEqual({ type: 'integer', enum: [1, 2] })
   })
 })
 

@@ -189,13 +189,6 @@ describe('validateJsonSchemaValue', () => {
     expect(() => validateJsonSchemaValue({ type: 'string', format: 'email' } as JsonSchemaNode, 'x')).toThrow(JsonSchemaError)
   })
 
-  test('checks a schema object once: later mutation does not change what is enforced', () => {
-    const schema: JsonSchemaNode = { type: 'string' }
-    expect(validateJsonSchemaValue(schema, 'x')).toEqual([])
-    schema.type = 'number'
-    expect(validateJsonSchemaValue(schema, 'x')).toEqual([])
-  })
-
   test('does not edit the value it validates', () => {
     const value = { path: 'a' }
     validateJsonSchemaValue({ type: 'object', properties: { path: { type: 'string', default: 'x' }, other: { default: 1 } } }, value)
@@ -256,5 +249,24 @@ describe('validateArgs', () => {
 
   test('throws SchemaSpecError for a malformed parameter spec', () => {
     expect(() => validateArgs({ a: { type: 'text' } } as never, {})).toThrow(SchemaSpecError)
+  })
+})
+
+describe('a schema edited between calls', () => {
+  test('a raw schema object is read again: a new constraint is enforced, an unsupported keyword refused', () => {
+    const schema: { type: 'object'; properties: { name: Record<string, unknown> } } = { type: 'object', properties: { name: { type: 'string' } } }
+    expect(validateJsonSchemaValue(schema as JsonSchemaNode, { name: 'x' })).toEqual([])
+    schema.properties.name.enum = ['a']
+    expect(validateJsonSchemaValue(schema as JsonSchemaNode, { name: 'x' }).map((issue) => issue.path)).toEqual(['$.name'])
+    schema.properties.name.pattern = '^x$'
+    expect(() => validateJsonSchemaValue(schema as JsonSchemaNode, { name: 'x' })).toThrow(JsonSchemaError)
+  })
+
+  test('a parameter spec is read again by validateArgs', () => {
+    const spec: Record<string, { type: 'string' | 'number'; required: true }> = { a: { type: 'string', required: true } }
+    expect(validateArgs(spec, { a: 'x' })).toEqual({ a: 'x' })
+    spec.a = { type: 'number', required: true }
+    expect(() => validateArgs(spec, { a: 'x' })).toThrow(ToolArgsError)
+    expect(validateArgs(spec, { a: 1 })).toEqual({ a: 1 })
   })
 })
