@@ -3,7 +3,7 @@ import { ToolErrorCode } from '../src/errors.ts'
 import type { ToolExecutionInput, ToolRunContext } from '../src/execution.ts'
 import { parseDurableJson, stringifyJson } from '../src/json-boundary.ts'
 import type { JsonValue } from '../src/json-boundary.ts'
-import type { UserMessage } from '../src/messages.ts'
+import type { ContentBlock, UserMessage } from '../src/messages.ts'
 import { describeThrown } from '../src/results.ts'
 import { CallScheduler } from '../src/scheduler.ts'
 import { codeDispatchEvent, codeDispatchStartEvent } from '../src/session-log.ts'
@@ -116,6 +116,7 @@ export class RunBridge implements GuestHost {
    */
   async #settle(index: number, name: string, argsJson: string): Promise<HostCallOutcome> {
     this.#inFlight++
+    let recording = false
     try {
       const exec = this.#exec
       const callId = this.#callId
@@ -135,21 +136,17 @@ export class RunBridge implements GuestHost {
       if (this.#session !== undefined) await this.#append(this.#session, codeDispatchStartEvent(callId, subCallId, name, args))
       const mode = this.#host.executionMode(input)
       const result = await this.#scheduler.run(mode, () => this.#host.execute(input))
-      const { isError } = result
-      const content = await this.#host.codeDispatchLog(
-        agent === undefined
-          ? { exec, subCallId, name, isError, content: result.content }
-          : { exec, agent, subCallId, name, isError, content: result.content },
-      )
-      if (this.#session !== undefined) {
-        await this.#append(this.#session, codeDispatchEvent(callId, subCallId, name, args, isError, content))
-      }
       if (result.additionalContexts !== undefined) this.#contexts[index - 1] = result.additionalContexts
-      if (result.isError) {
-        return { ok: false, message: result.error.message, code: result.error.info?.code ?? ToolErrorCode.TOOL_FAILED }
-      }
-      if (result.concludesTurn === true) this.#concludes = true
-      return { ok: true, valueJson: stringifyJson(result.value) }
+      const outcome: HostCallOutcome = result.isError
+        ? { ok: false, message: result.error.message, code: result.error.info?.code ?? ToolErrorCode.TOOL_FAILED }
+        : { ok: true, valueJson: stringifyJson(result.value) }
+      if (!result.isError && result.concludesTurn === true) this.#concludes = true
+      // The program gets its answer now; the durable copy is made after it (the spec's "the program
+      // already received the complete value"), so a slow log sink never holds the program up. The
+      // call stays in flight until it is logged: drain() waits for that.
+      recording = true
+      void this.#record(subCallId, name, args, result.isError, result.content)
+      return outcome
     } catch (error) {
       return {
         ok: false,
@@ -157,12 +154,34 @@ export class RunBridge implements GuestHost {
         code: ToolErrorCode.TOOL_FAILED,
       }
     } finally {
-      if (--this.#inFlight === 0 && this.#wakeIdle !== undefined) {
-        const wake = this.#wakeIdle
-        this.#idle = undefined
-        this.#wakeIdle = undefined
-        wake()
-      }
+      if (!recording) this.#settled()
+    }
+  }
+
+  /** `tools/code-dispatch-log`, then the `tool/code-dispatch` event, of one settled sub-call. Never rejects. */
+  async #record(subCallId: string, name: string, args: JsonValue, isError: boolean, settled: ContentBlock[]): Promise<void> {
+    try {
+      const exec = this.#exec
+      const agent = this.#agent
+      const content = await this.#host.codeDispatchLog(
+        agent === undefined ? { exec, subCallId, name, isError, content: settled } : { exec, agent, subCallId, name, isError, content: settled },
+      )
+      if (this.#session !== undefined) await this.#append(this.#session, codeDispatchEvent(this.#callId, subCallId, name, args, isError, content))
+    } catch (error) {
+      // The waterfall and the append contain their own failures; this is a bug of ours, kept with them.
+      this.#logFailures.push(error)
+    } finally {
+      this.#settled()
+    }
+  }
+
+  /** One sub-call fully done: wake drain() when it was the last. */
+  #settled(): void {
+    if (--this.#inFlight === 0 && this.#wakeIdle !== undefined) {
+      const wake = this.#wakeIdle
+      this.#idle = undefined
+      this.#wakeIdle = undefined
+      wake()
     }
   }
 

@@ -320,6 +320,29 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     expect(reported).toHaveLength(1)
   })
 
+  it('answers the program before tools/code-dispatch-log runs, and still logs every sub-call before run_code settles', async () => {
+    const { ctx, agent, events, run } = setup()
+    const gate = deferred()
+    ctx.on('tools/code-dispatch-log', async (dispatch, next) => {
+      if (dispatch.name === 'add') {
+        events.push('log add waiting')
+        await gate.promise
+      }
+      return next()
+    })
+    const pending = run(`const sum = await tools.add({ a: 1, b: 2 }); return [sum, await tools.exclusive({ id: 'after' })]`)
+    while (!events.includes('end after')) await new Promise((resolve) => setTimeout(resolve, 2))
+    expect(events).toEqual(['log add waiting', 'start after', 'end after'])
+    let settled = false
+    void pending.then(() => (settled = true))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(settled).toBe(false)
+    gate.resolve()
+    expect(await pending).toMatchObject({ isError: false, value: { result: [3, 'after'] } })
+    const logged = agent.session.events.filter((event) => event.type === 'tool/code-dispatch').map((event) => 'name' in event && event.name)
+    expect(logged.sort()).toEqual(['add', 'exclusive'])
+  })
+
   it('ferries nested deferred contexts in call order and concludes the turn on a nested conclude', async () => {
     const { ctx, run } = setup()
     ctx.tools.register(
