@@ -19,12 +19,16 @@ import type { EngineFailure, SandboxLimitName } from './engine.ts'
  *      the prelude guarantees it is JSON text, but the engine is the boundary. (The promise is the
  *      one the program awaits: settling it with the decoded value, rather than the prelude awaiting
  *      the envelope, saves QuickJS an async function frame and a promise hop per call.)
- *    - `__codemode_log(level, text)` → nothing; `level` is a {@link LogLevel}, `text` a string.
+ *    - `__codemode_log(level, text, over)` → nothing; `level` is a {@link LogLevel}, `text` a
+ *      string; `over` is true (and `text` empty) when the line does not fit in what is left of
+ *      `maxLogBytes`: the engine then stops the run for that limit. The engine counts the text it
+ *      gets against the limit too: the guest is not trusted to have done it.
  * 2. The engine evaluates {@link guestRuntimeSource} as a script named {@link RUNTIME_FILENAME}. It
  *    captures every intrinsic it uses, deletes both raw globals, defines a frozen `console`, and its
  *    completion value is the frozen runtime object {@link GuestRuntimeApi}, which the engine keeps on
  *    the host side only (it is never stored where the guest can reach it).
- * 3. The engine calls `init(toolsJson)` with {@link toolsJson}: this defines the frozen `tools`.
+ * 3. The engine calls `init(toolsJson, maxLogBytes)` with {@link toolsJson} and the run's log
+ *    limit: this defines the frozen `tools`.
  * 4. The engine evaluates {@link wrapProgram}(code) as a script named {@link PROGRAM_FILENAME}; its
  *    completion value is the program's promise. The engine waits for it to settle (by the engine's
  *    own means, never the guest's `then`).
@@ -236,6 +240,12 @@ if (typeof rawCall !== 'function' || typeof rawLog !== 'function') throw new Err
 // WebAssembly memory is allocated outside the engine's heap limit (isolated-vm does not count it):
 // a program could commit gigabytes of host memory. No program needs it.
 delete g.WebAssembly;
+// QuickJS (0.32's build, without SharedArrayBuffer allocator hooks) lets grow() on a growable
+// SharedArrayBuffer extend its length past the memory it allocated: a window onto the WASM heap,
+// the interpreter's live objects and what earlier runs left in it. A run has no other thread to
+// share memory with: neither engine offers it.
+delete g.SharedArrayBuffer;
+delete g.Atomics;
 
 var JSONparse = JSON.parse;
 var PromiseCtor = Promise;
@@ -457,8 +467,18 @@ function format(args) {
   return join(parts, len, ' ');
 }
 
+// Console characters the run may still write, each line counted with its break, as the host
+// counts them (set by init). A line that does not fit never crosses: the host hears only that the
+// limit broke, since copying it out could cost gigabytes (a doubled string is a cheap rope here).
+var logRoom = 0;
 function logger(level) {
-  return function () { rawLog(level, format(arguments)); };
+  return function () {
+    if (logRoom < 0) return;
+    var text = format(arguments);
+    logRoom = logRoom - text.length - 1;
+    if (logRoom < 0) rawLog(level, '', true);
+    else rawLog(level, text, false);
+  };
 }
 var consoleObject = ObjectCreate(ObjectProto);
 consoleObject.log = logger('log');
@@ -503,9 +523,10 @@ var protoKeys = ['constructor', 'toString', 'toLocaleString', 'valueOf', 'hasOwn
 for (var p = 0; p < protoKeys.length; p++) INHERITED[protoKeys[p]] = true;
 
 var initialised = false;
-function init(toolsJson) {
+function init(toolsJson, maxLogChars) {
   if (initialised) throw new ErrorCtor('codemode runtime: init called twice');
   initialised = true;
+  logRoom = maxLogChars;
   var pairs = JSONparse(toolsJson);
   var target = ObjectCreate(ObjectProto);
   var names = list(); var fns = list(); var count = pairs.length;

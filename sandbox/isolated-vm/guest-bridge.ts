@@ -71,8 +71,8 @@ globalThis.__codemode_call = function __codemode_call(name, argsJson, decodeAnsw
   const answer = reflectApply(callApply, callRef, [undefined, [text(name), text(argsJson)], callOptions]);
   return reflectApply(promiseThen, answer, [onAnswer, onLost]);
 };
-globalThis.__codemode_log = function __codemode_log(level, message) {
-  reflectApply(logApply, logRef, [undefined, [text(level), text(message)], logOptions]);
+globalThis.__codemode_log = function __codemode_log(level, message, over) {
+  reflectApply(logApply, logRef, [undefined, [text(level), text(message), over === true], logOptions]);
 };
 return freeze(function configure(calls, inFlightCalls) { maxCalls = calls; maxInFlight = inFlightCalls; });
 `
@@ -81,7 +81,8 @@ return freeze(function configure(calls, inFlightCalls) { maxCalls = calls; maxIn
 const SETTLE_GLOBAL = '__codemode_settle'
 
 /**
- * Returns `arm(toolsJson, maxResultBytes)`, which the host calls once before the program: it runs
+ * Returns `arm(toolsJson, maxResultBytes, maxSubCalls, maxSubCallsInFlight, maxLogBytes)`, which the
+ * host calls once before the program: it runs
  * the prelude's `init` and defines {@link SETTLE_GLOBAL} as a self-deleting getter. The program
  * script (see {@link programScript}) reads it before the program starts, passes it the program's
  * promise in the same task, and `settle` reports one string through the `done` Reference:
@@ -122,8 +123,8 @@ function onReason(reason) { report(describe(reason)); }
 function settle(promise) {
   try { reflectApply(promiseThen, promise, [onValue, onReason]); } catch (error) { report(describe(error)); }
 }
-return function arm(toolsJson, limit, maxCalls, maxInFlight) {
-  init(toolsJson);
+return function arm(toolsJson, limit, maxCalls, maxInFlight, maxLogChars) {
+  init(toolsJson, maxLogChars);
   maxResultBytes = limit;
   configure(maxCalls, maxInFlight);
   defineProperty(g, '${SETTLE_GLOBAL}', {
@@ -149,12 +150,13 @@ export function programScript(code: string): string {
 export const PROGRAM_SCRIPT_ORIGIN = Object.freeze({ filename: PROGRAM_FILENAME, lineOffset: -1 })
 
 /** Host-side handle to one prepared context's `arm`; never handed to the guest. */
-export type ArmReference = Reference<(toolsJson: string, maxResultBytes: number, maxSubCalls: number, maxSubCallsInFlight: number) => void>
+export type ArmReference = Reference<(toolsJson: string, maxResultBytes: number, maxSubCalls: number, maxSubCallsInFlight: number, maxLogBytes: number) => void>
 
 /** Host functions the bridge dispatches to; they must never throw or reject. */
 export interface BridgeHost {
   call(name: string, argsJson: string): Promise<string>
-  log(level: string, text: string): void
+  /** `over`: the line did not fit in what is left of the log limit (its text stayed in the guest). */
+  log(level: string, text: string, over: boolean): void
   /** The settled program, as the tagged text described at {@link ARM_SOURCE}. */
   done(text: string): void
   /** The guest found one of its sub-call counts over its limit (see {@link BRIDGE_SOURCE}). */
@@ -172,7 +174,7 @@ export async function installBridge(
   prelude: { readonly source: string; readonly filename: string },
 ): Promise<ArmReference> {
   const callRef = new ivm.Reference((name: string, argsJson: string) => host.call(name, argsJson))
-  const logRef = new ivm.Reference((level: string, text: string) => host.log(level, text))
+  const logRef = new ivm.Reference((level: string, text: string, over: boolean) => host.log(level, text, over))
   const doneRef = new ivm.Reference((text: string) => host.done(text))
   const breachRef = new ivm.Reference((limit: unknown) => host.breach(limit === 'maxSubCalls' ? 'maxSubCalls' : 'maxSubCallsInFlight'))
   const configure = (await context.evalClosure(BRIDGE_SOURCE, [callRef, logRef, breachRef], {

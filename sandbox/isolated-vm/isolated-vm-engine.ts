@@ -73,7 +73,7 @@ const LOG_LEVELS: ReadonlySet<string> = new Set<LogLevel>(['log', 'info', 'warn'
 /** One run's host-side state; the context's bridge dispatches to it while it is current. */
 interface ActiveRun {
   call(name: string, argsJson: string): Promise<string>
-  log(level: string, text: string): void
+  log(level: string, text: string, over: boolean): void
   done(text: string): void
   /** isolated-vm gave up on the isolate (a catastrophic out-of-memory error). */
   lost(): void
@@ -119,7 +119,7 @@ async function rehearse(ivm: IsolatedVm, isolate: Isolate): Promise<void> {
         { call: async (_name, argsJson) => successEnvelope(argsJson), log: () => {}, done: resolve, breach: () => {} },
         { source: guestRuntimeSource(), filename: RUNTIME_FILENAME },
       )
-        .then((arm) => arm.apply(undefined, [toolsJson([{ binding: 'echo', name: 'echo' }]), 1_000, 10, 10], { arguments: { copy: true } }))
+        .then((arm) => arm.apply(undefined, [toolsJson([{ binding: 'echo', name: 'echo' }]), 1_000, 10, 10, 1_000], { arguments: { copy: true } }))
         .then(() => context.eval(programScript(REHEARSAL), PROGRAM_SCRIPT_ORIGIN))
         .catch(reject)
     })
@@ -151,7 +151,7 @@ async function prepareSandbox(ivm: IsolatedVm, memoryMb: number): Promise<Sandbo
       context,
       {
         call: (name, argsJson) => route.current?.call(name, argsJson) ?? Promise.resolve(RUN_OVER),
-        log: (level, text) => route.current?.log(level, text),
+        log: (level, text, over) => route.current?.log(level, text, over),
         done: (text) => route.current?.done(text),
         breach: (limit) => route.current?.breach(limit),
       },
@@ -310,7 +310,7 @@ class IsolatedVmEngine implements SandboxEngine {
       })
       // Not awaited: isolated-vm runs one isolate's tasks in order, so the program runs after it.
       sandbox.arm
-        .apply(undefined, [toolsJson(request.tools), limits.maxResultBytes, limits.maxSubCalls, limits.maxSubCallsInFlight], {
+        .apply(undefined, [toolsJson(request.tools), limits.maxResultBytes, limits.maxSubCalls, limits.maxSubCallsInFlight, limits.maxLogBytes], {
           arguments: { copy: true },
         })
         .catch((cause: unknown) => {
@@ -447,11 +447,11 @@ function makeActiveRun(
         keepAwake.answered()
       }
     },
-    log(level, text) {
+    log(level, text, overLimit) {
       keepAwake.activity()
       if (over) return
       // Each line counts its line break too, so a flood of empty lines is bounded like any other.
-      const broken = meter.log(text.length + 1)
+      const broken = overLimit ? 'maxLogBytes' : meter.log(text.length + 1)
       if (broken !== undefined) {
         fail(broken)
         return

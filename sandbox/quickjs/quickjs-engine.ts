@@ -113,6 +113,11 @@ class QuickJSEngine implements SandboxEngine {
     if (request.signal.aborted) return abortedResult()
     const worker = await this.#pool.acquire(request.signal)
     if (worker === undefined) return abortedResult()
+    // An abort between the lease and the run's own listener (the await above) would go unheard.
+    if (request.signal.aborted) {
+      this.#pool.giveBack(worker)
+      return abortedResult()
+    }
     return this.#runOn(worker, request, limits)
   }
 

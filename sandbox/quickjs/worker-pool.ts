@@ -275,6 +275,16 @@ export class WorkerPool {
     slot.stopPolling()
   }
 
+  /** A lease that was never used (its run was cancelled first): the worker is idle as it was. */
+  giveBack(worker: LeasedWorker): void {
+    const slot = worker as Slot
+    slot.handler = undefined
+    slot.stopPolling()
+    if (slot.state !== 'busy') return
+    slot.state = 'idle'
+    this.#dispatch()
+  }
+
   /** The run gave up on this worker (abort, watchdog): kill the thread now and start a fresh one. */
   discard(worker: LeasedWorker): void {
     const slot = worker as Slot

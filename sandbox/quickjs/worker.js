@@ -235,8 +235,8 @@ function prepareContext() {
     const queue = evaluate(context, CALL_QUEUE, 'codemode-calls.js')
     handles.push(queue)
     for (const name of ['configure', 'take', 'settle']) handles.push(context.getProp(queue, name))
-    const log = context.newFunction('__codemode_log', (levelHandle, textHandle) => {
-      if (box.run !== undefined) hostLog(box.run, levelHandle, textHandle)
+    const log = context.newFunction('__codemode_log', (levelHandle, textHandle, overHandle) => {
+      if (box.run !== undefined) hostLog(box.run, levelHandle, textHandle, overHandle)
     })
     context.setProp(context.global, '__codemode_log', log)
     log.dispose()
@@ -333,10 +333,12 @@ function begin(run, message) {
   maxInFlight.dispose()
 
   const toolsJson = context.newString(message.toolsJson)
+  const maxLog = context.newNumber(run.limits.maxLogBytes)
   const init = context.getProp(run.api, 'init')
-  const initResult = guest(run, () => context.callFunction(init, context.undefined, toolsJson))
+  const initResult = guest(run, () => context.callFunction(init, context.undefined, toolsJson, maxLog))
   init.dispose()
   toolsJson.dispose()
+  maxLog.dispose()
   if (initResult.error !== undefined) return failWith(run, initResult.error)
   initResult.value.dispose()
 
@@ -531,14 +533,15 @@ function hostBreach(run, which) {
   if (run.kill === undefined) decideKill(run, QUEUE_LIMITS[which] ?? 'maxSubCalls')
 }
 
-function hostLog(run, levelHandle, textHandle) {
+function hostLog(run, levelHandle, textHandle, overHandle) {
   if (run.kill !== undefined || run.done) return
   const context = run.context
   const level = context.typeof(levelHandle) === 'string' ? context.getString(levelHandle) : 'log'
   const text = context.typeof(textHandle) === 'string' ? context.getString(textHandle) : ''
   // Each line counts its line break too, so a flood of empty lines is bounded like any other.
   run.logBytes += text.length + 1
-  if (run.logBytes > run.limits.maxLogBytes) {
+  const over = overHandle !== undefined && context.typeof(overHandle) === 'boolean' && context.dump(overHandle) === true
+  if (run.logBytes > run.limits.maxLogBytes || over) {
     decideKill(run, 'maxLogBytes')
     return
   }

@@ -496,6 +496,16 @@ return [outcomes, settled]`
         await expectEngineStillWorks()
       })
 
+      it('hears an abort that comes right after the run was asked for, before it started', async () => {
+        // A worker is idle, so the lease comes at once; the abort lands before the run listens.
+        await expectEngineStillWorks()
+        const controller = new AbortController()
+        const pending = run(engine, 'await new Promise(() => {})', { signal: controller.signal, limits: { wallTimeMs: 20_000 } })
+        controller.abort()
+        expect(failureOf(await pending).kind).toBe('aborted')
+        await expectEngineStillWorks()
+      })
+
       it('does not run a program whose signal is already aborted', async () => {
         const host = fakeHost()
         const result = await run(engine, 'await tools.echo({})', { host, signal: AbortSignal.abort() })
