@@ -97,6 +97,8 @@ export type EngineFailure =
       readonly kind: 'guest'
       readonly name: string
       readonly message: string
+      /** The thrown error's own string `code`, such as a failed tool call's (`TOOL_FAILED`, `DENIED`). */
+      readonly code?: string
       readonly line?: number
       readonly column?: number
       /** The guest's own stack frames, program positions only. */

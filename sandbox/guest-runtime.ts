@@ -11,9 +11,10 @@ import type { EngineFailure, SandboxLimitName } from './engine.ts'
  * 1. In a fresh context the engine installs two raw globals:
  *    - `__codemode_call(name, argsJson, decode)` → a Promise of the call's outcome: when the answer
  *      comes, its envelope text, `{"ok":true,"value":<json>}` or `{"ok":false,"message":"…","code":"…"}`
- *      (see {@link successEnvelope}, {@link failureEnvelope}), goes through the prelude's `decode`
- *      (passed on every call): the promise is resolved with what `decode` returns (so it fulfils
- *      with it, or adopts it if a program made it a thenable) and rejects with what it throws.
+ *      (see {@link successEnvelope}, {@link failureEnvelope}), goes to the prelude's `decode`
+ *      (passed on every call) as `decode(envelope, resolve, reject)` with the promise's own resolve
+ *      and reject: it calls one of them (resolving with the value, which adopts it if a program
+ *      made it a thenable) and never throws.
  *      Once the engine is stopping the run (a count limit broken) it may never settle at all.
  *      The engine must check `name` is one of the run's tool names and `argsJson` is a string;
  *      the prelude guarantees it is JSON text, but the engine is the boundary. (The promise is the
@@ -34,7 +35,7 @@ import type { EngineFailure, SandboxLimitName } from './engine.ts'
  *    own means, never the guest's `then`).
  * 5. Fulfilled: `finish(value, maxResultBytes)` returns either the JSON text of the value or a
  *    failure marker (see {@link parseFinish}). Rejected: `describeError(reason)` returns JSON text
- *    `{name, message, stack}` that {@link guestFailure} maps to an {@link EngineFailure}. Either call
+ *    `{name, message, stack, code}` that {@link guestFailure} maps to an {@link EngineFailure}. Either call
  *    may itself throw (a hostile getter, an exhausted stack or heap): the engine treats that like a
  *    rejection it cannot describe.
  *
@@ -128,6 +129,8 @@ export interface RawGuestError {
   readonly name: string
   readonly message: string
   readonly stack?: string
+  /** The thrown value's own `code` (a failed tool call's error code), or empty. */
+  readonly code?: string
 }
 
 /**
@@ -142,7 +145,8 @@ export function limitOfGuestError(error: RawGuestError): SandboxLimitName | unde
   return undefined
 }
 
-const FRAME = /^\s*at (?:(.*?) \()?([^\s():/\\]+):(\d+):(\d+)\)?\s*$/
+// V8 marks the frames of async functions awaiting (`at async f (file:1:2)`): the program's await.
+const FRAME = /^\s*at (?:async )?(?:(.*?) \()?([^\s():/\\]+):(\d+):(\d+)\)?\s*$/
 
 /** Positions in a script produced by {@link wrapProgram}, mapped to the program's own. */
 function programPosition(line: number, column: number): { line: number; column: number } {
@@ -206,7 +210,8 @@ export function guestFailure(
   // A syntax error found only at the wrapper's closing line (an unclosed brace) belongs to the end.
   if (first === undefined && beyond) first = { line: lastLine, column: 1 }
   const name = error.name === '' ? 'Error' : clipText(error.name, MAX_NAME_CHARS)
-  const base = { kind: 'guest' as const, name, message: clipText(error.message, MAX_ERROR_TEXT_CHARS) }
+  const code = typeof error.code !== 'string' || error.code === '' ? undefined : clipText(error.code, MAX_NAME_CHARS)
+  const base = { kind: 'guest' as const, name, message: clipText(error.message, MAX_ERROR_TEXT_CHARS), ...(code === undefined ? {} : { code }) }
   const withPos = first === undefined ? base : { ...base, line: first.line, column: first.column }
   return frames.length === 0 ? withPos : { ...withPos, stack: frames.join('\n') }
 }
@@ -488,12 +493,43 @@ consoleObject.error = logger('error');
 consoleObject.debug = logger('log');
 ObjectDefineProperty(g, 'console', { __proto__: null, value: ObjectFreeze(consoleObject), writable: true, configurable: true, enumerable: false });
 
-function decode(envelope) {
+function withCode(err, code) {
+  ObjectDefineProperty(err, 'code', { __proto__: null, value: code, writable: true, configurable: true, enumerable: true });
+  return err;
+}
+
+// The lines of a stack that are not this runtime's (or the engine glue's) own frames.
+function programFrames(stack) {
+  var pos = 0, len = stack.length, out = '';
+  while (pos < len) {
+    var end = ReflectApply(StringIndexOf, stack, ['\n', pos]);
+    if (end < 0) end = len;
+    var line = ReflectApply(StringSlice, stack, [pos, end]);
+    if (ReflectApply(StringIndexOf, line, ['codemode-']) < 0) out = out === '' ? line : out + '\n' + line;
+    pos = end + 1;
+  }
+  return out;
+}
+
+// Settles a call's promise from its envelope. A failed call rejects with an Error whose stack
+// shows where the program awaited it, so an uncaught one is reported at the program's own line.
+// QuickJS records a stack when an error that has none is thrown, which first happens at that
+// await: it is made without one, and handed to reject (a throw here would record this frame).
+// V8 records the awaiting frames when it is made (async stack traces), after this runtime's own,
+// which are dropped.
+function decode(envelope, resolve, reject) {
   var e = JSONparse(envelope);
-  if (e.ok === true) return e.value;
-  var err = new ErrorCtor(typeof e.message === 'string' ? e.message : 'tool call failed');
-  ObjectDefineProperty(err, 'code', { __proto__: null, value: typeof e.code === 'string' ? e.code : 'TOOL_FAILED', writable: true, configurable: true, enumerable: true });
-  throw err;
+  if (e.ok === true) {
+    resolve(e.value);
+    return;
+  }
+  var err = withCode(new ErrorCtor(typeof e.message === 'string' ? e.message : 'tool call failed'), typeof e.code === 'string' ? e.code : 'TOOL_FAILED');
+  var stack = err.stack;
+  if (typeof stack === 'string') {
+    if (ReflectApply(StringStartsWith, stack, ['    at '])) delete err.stack;
+    else err.stack = programFrames(stack);
+  }
+  reject(err);
 }
 
 function makeTool(binding, name) {
@@ -506,7 +542,7 @@ function makeTool(binding, name) {
       var json = '{}';
       if (args !== undefined) {
         json = toJson(args);
-        if (typeof json !== 'string') throw new TypeErrorCtor('tools.' + binding + ': the argument is not JSON: ' + rejectText(json));
+        if (typeof json !== 'string') throw withCode(new TypeErrorCtor('tools.' + binding + ': the argument is not JSON: ' + rejectText(json)), 'INVALID_ARGS');
       }
       return rawCall(name, json, decode);
     } catch (error) {
@@ -542,9 +578,7 @@ function init(toolsJson, maxLogChars) {
   var unknown = new ProxyCtor(target, ObjectFreeze({ __proto__: null,
     get: function (t, key) {
       if (typeof key === 'symbol' || hasOwn(t, key) || INHERITED[key] === true) return t[key];
-      var err = new TypeErrorCtor('tools.' + clip(key, MAX_NAME) + ' is not a tool. Available tools: ' + available);
-      ObjectDefineProperty(err, 'code', { __proto__: null, value: 'UNKNOWN_TOOL', writable: true, configurable: true, enumerable: true });
-      throw err;
+      throw withCode(new TypeErrorCtor('tools.' + clip(key, MAX_NAME) + ' is not a tool. Available tools: ' + available), 'UNKNOWN_TOOL');
     },
   }));
   // The tools as own properties, found without a trap; only other names reach the proxy (which
@@ -607,11 +641,12 @@ function stackText(s, name, message) {
 }
 
 function describeError(reason) {
-  var name = 'Error', message = '', stack = '';
+  var name = 'Error', message = '', stack = '', code = '';
   var isObject = (typeof reason === 'object' && reason !== null) || typeof reason === 'function';
   if (isObject) {
     try { name = text(reason.name, 'Error'); } catch (e) {}
     try { message = text(reason.message, ''); } catch (e) {}
+    try { var c = reason.code; if (typeof c === 'string') code = clip(c, MAX_NAME); } catch (e) {}
     try { stack = stackText(text(reason.stack, ''), name, message); } catch (e) {}
     name = clip(name, MAX_NAME);
     message = clip(message, MAX_TEXT);
@@ -624,7 +659,7 @@ function describeError(reason) {
     // Clipped before it is quoted: a thrown 16 MB string must not be copied whole again.
     message = clip('Uncaught ' + show(typeof reason === 'string' ? clip(reason, MAX_TEXT) : reason, 1, seen2), MAX_TEXT);
   }
-  return '{"name":' + JSONstringify(name) + ',"message":' + JSONstringify(message) + ',"stack":' + JSONstringify(stack) + '}';
+  return '{"name":' + JSONstringify(name) + ',"message":' + JSONstringify(message) + ',"stack":' + JSONstringify(stack) + ',"code":' + JSONstringify(code) + '}';
 }
 
 return ObjectFreeze({ init: init, finish: finish, describeError: describeError });

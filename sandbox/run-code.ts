@@ -129,7 +129,7 @@ function describeFailure(failure: EngineFailure, limits: SandboxLimits, logs: re
       break
     case 'guest': {
       const where = failure.line === undefined ? '' : ` at line ${failure.line}${failure.column === undefined ? '' : `, column ${failure.column}`}`
-      message = `The program threw ${failure.name}${where}: ${failure.message}`
+      message = `The program threw ${failure.name}${failure.code === undefined ? '' : ` (${failure.code})`}${where}: ${failure.message}`
       if (failure.stack !== undefined && failure.stack !== '') message += `\n${failure.stack}`
       break
     }

@@ -52,7 +52,22 @@ let breached = false;
 // The prelude's decode: the same function on every call.
 let decode;
 const never = () => {};
-const onAnswer = (envelope) => { inFlight = inFlight - 1; return decode(envelope); };
+// The promise the program awaits is the one \`then\` derives from the host's answer: V8 then finds
+// the program's awaiting frame (async stack traces) when decode makes a failed call's Error. So
+// decode's resolve and reject are taken back here, into the derived promise's value or throw.
+let decoded;
+let decodeFailed = false;
+const keep = (value) => { decoded = value; };
+const drop = (error) => { decoded = error; decodeFailed = true; };
+const onAnswer = (envelope) => {
+  inFlight = inFlight - 1;
+  decodeFailed = false;
+  decode(envelope, keep, drop);
+  const value = decoded;
+  decoded = undefined;
+  if (decodeFailed) throw value;
+  return value;
+};
 const onLost = (reason) => { inFlight = inFlight - 1; throw reason; };
 function breach(which) {
   if (!breached) {

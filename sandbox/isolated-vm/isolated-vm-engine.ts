@@ -402,7 +402,10 @@ function readRawError(text: string): RawGuestError {
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
       const name = typeof value.name === 'string' ? value.name : 'Error'
       const message = typeof value.message === 'string' ? value.message : ''
-      return typeof value.stack === 'string' ? { name, message, stack: value.stack } : { name, message }
+      const raw: { name: string; message: string; stack?: string; code?: string } = { name, message }
+      if (typeof value.stack === 'string') raw.stack = value.stack
+      if (typeof value.code === 'string') raw.code = value.code
+      return raw
     }
   } catch {
     // Fall through to a generic description.

@@ -200,9 +200,7 @@ return Object.freeze({
     waiting[id] = undefined;
     failing[id] = undefined;
     inFlight = inFlight - 1;
-    var value;
-    try { value = decode(envelope); } catch (error) { reject(error); return; }
-    resolve(value);
+    decode(envelope, resolve, reject);
   },
 });
 })()`

@@ -514,6 +514,13 @@ return [outcomes, settled]`
       })
     })
 
+    describe('failed sub-calls', () => {
+      it('are reported at the line the program awaited them when uncaught', async () => {
+        const result = await run(engine, 'const a = 1\n\nawait tools.fail({})', { host: fakeHost() })
+        expect(failureOf(result)).toMatchObject({ kind: 'guest', name: 'Error', code: 'TOOL_FAILED', line: 3 })
+      })
+    })
+
     describe('isolation', () => {
       it('does not leak prototype pollution or globals into the next run', async () => {
         await run(engine, 'Object.prototype.polluted = 1; Array.prototype.push = null; globalThis.leak = 1')

@@ -343,6 +343,22 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     expect(logged.sort()).toEqual(['add', 'exclusive'])
   })
 
+  it('reports an uncaught failed sub-call with its code at the line where the program awaited it', async () => {
+    const { ctx, run } = setup()
+    ctx.tools.register(
+      rawTool('boom', {
+        execute: async () => {
+          throw new Error('tool failed hard')
+        },
+      }),
+    )
+    const result = await run(`const n: number = 1\nconsole.log(n)\nawait tools.boom({})\nreturn 1`)
+    expect(codeOf(result)).toBe('CODE_RUN_FAILED')
+    expect(result.isError && result.error.message).toMatch(/^The program threw Error \(TOOL_FAILED\) at line 3, column \d+: tool failed hard\n {4}at program:3:\d+\n/)
+    const caught = await run(`try { await tools.boom({}) } catch (e) { return [e.code, String(e.stack ?? '').includes('codemode-')] }`)
+    expect(caught).toMatchObject({ isError: false, value: { result: ['TOOL_FAILED', false] } })
+  })
+
   it('ferries nested deferred contexts in call order and concludes the turn on a nested conclude', async () => {
     const { ctx, run } = setup()
     ctx.tools.register(
