@@ -13,7 +13,8 @@ export const DEFAULT_LIMITS: SandboxLimits = Object.freeze({
   stackSizeBytes: 256 * 1024,
   maxSourceBytes: 256 * 1024,
   maxSubCalls: 1_000,
-  maxSubCallsInFlight: 128,
+  // A Promise.all over a few hundred items is an ordinary program; floods are bounded by maxSubCalls.
+  maxSubCallsInFlight: 256,
   maxLogBytes: 64 * 1024,
   maxResultBytes: 1024 * 1024,
   maxArgumentBytes: 256 * 1024,

@@ -234,7 +234,7 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
       }
     },
     describe(tools) {
-      return sdkIn === 'system-prompt' ? SYSTEM_PROMPT_DESCRIPTION : renderRunCodeDescription(cache.get(tools))
+      return sdkIn === 'system-prompt' ? SYSTEM_PROMPT_DESCRIPTION : renderRunCodeDescription(cache.get(tools), limits)
     },
     async execute(args, exec) {
       return runProgram(host, engineForRun(), limits, cache, options.typeCheck === true, args, exec)

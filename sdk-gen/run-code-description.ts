@@ -14,14 +14,25 @@ How to write the program:
 - TypeScript type annotations are allowed; \`enum\` and \`namespace\` are not. There is no \`import\`, \`require\`, file system or network: only \`tools\` and standard JavaScript built-ins.
 - Process data inside the program and return only what you need.`
 
+/** How many tool calls one program may make, in all and at once (the transport's limits). */
+export interface CallBudget {
+  readonly maxSubCalls: number
+  readonly maxSubCallsInFlight: number
+}
+
 /**
  * The `run_code` tool's description for `sdk`: a short guide to writing the program (async
  * function body, top-level await and return, `await tools.x(args)`, `Promise.all`, captured
- * console, a JSON result) followed by the declarations in a fenced block.
+ * console, a JSON result, and with `budget` how many calls it may make) followed by the
+ * declarations in a fenced block.
  */
-export function renderRunCodeDescription(sdk: GeneratedSdk): string {
+export function renderRunCodeDescription(sdk: GeneratedSdk, budget?: CallBudget): string {
   // A fence longer than any backtick run in the declarations (author text may hold one) stays closed.
   const longestRun = Math.max(0, ...(sdk.declarations.match(/`+/g) ?? []).map((run) => run.length))
   const fence = '`'.repeat(Math.max(3, longestRun + 1))
-  return `${GUIDE}\n\nAvailable tools:\n${fence}ts\n${sdk.declarations}${fence}\n`
+  const calls =
+    budget === undefined
+      ? ''
+      : `\n- A program may make at most ${budget.maxSubCalls} tool calls, at most ${budget.maxSubCallsInFlight} of them started and not yet finished at once: batch a long list into Promise.all groups of that size.`
+  return `${GUIDE}${calls}\n\nAvailable tools:\n${fence}ts\n${sdk.declarations}${fence}\n`
 }

@@ -111,6 +111,7 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     expect(schema?.name).toBe('run_code')
     expect(schema?.description).toContain('add(args: {')
     expect(schema?.description).not.toContain('hang(')
+    expect(schema?.description).toContain('at most 1000 tool calls, at most 256 of them started and not yet finished at once')
     expect(schema?.parameters.required).toEqual(['code'])
     expect(native.ctx.tools.schemas(native).map((s) => s.name)).toContain('add')
     expect(codeModeDeclarations(coder.ctx.tools, coder)).toContain('fs_read(')
