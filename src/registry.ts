@@ -188,6 +188,12 @@ export class ToolRegistry {
         problems.push(`${key} must be an array of tool names`)
         return undefined
       }
+      if (list.length === 0) {
+        // An empty allow would hide every inherited tool, an empty deny none: both are mistakes more
+        // often than intent. Hiding everything is said with the names, or by not inheriting.
+        problems.push(`${key} is empty: list at least one tool name, or leave "${key}" out`)
+        return undefined
+      }
       const names = new Set<string>()
       for (let index = 0; index < list.length; index++) {
         if (!(index in list)) {
@@ -212,7 +218,7 @@ export class ToolRegistry {
     }
     const allow = read('allow')
     const deny = read('deny')
-    if ((allow?.size ?? 0) + (deny?.size ?? 0) === 0 && problems.length === 0) {
+    if (allow === undefined && deny === undefined && problems.length === 0) {
       problems.push('the filter names no tools: give a non-empty allow and/or deny list')
     }
     if (problems.length > 0) throw new ToolDefinitionError(`Invalid restriction for scope "${scope.path}": ${problems.join('; ')}`)

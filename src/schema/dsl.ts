@@ -3,6 +3,7 @@ import type { JsonValue } from '../json-boundary.ts'
 import {
   appendIndex,
   appendKey,
+  constOutsideEnum,
   defineEntry,
   describeDeclared,
   describeDefinitionIssues,
@@ -157,7 +158,10 @@ type InferProperties<P, D extends Levels> = Simplify<
 
 type InferObject<S, D extends Levels> = S extends { readonly properties: infer P }
   ? S extends { readonly additionalProperties: false }
-    ? InferProperties<P, D>
+    ? // `{}` would accept any value but null and undefined: a closed object with no keys is empty.
+      [keyof P] extends [never]
+      ? { [key: string]: never }
+      : InferProperties<P, D>
     : Simplify<InferProperties<P, D> & { [key: string]: JsonValue }>
   : S extends { readonly additionalProperties: false }
     ? { [key: string]: never }
@@ -361,6 +365,7 @@ function visitSpecNode(walk: SpecWalk, frame: SpecFrame, stack: SpecFrame[]): vo
         node['enum'] = values
       }
     }
+    constOutsideEnum(node, path, issues)
   } else if (kind === 'array' && fields.has('items')) {
     node['items'] = undefined
     children.push({ value: fields.get('items'), path: `${path}.items`, depth: frame.depth + 1, isProperty: false, place: (child) => (node['items'] = child) })
@@ -387,8 +392,12 @@ function visitSpecNode(walk: SpecWalk, frame: SpecFrame, stack: SpecFrame[]): vo
     }
   } else if (kind === 'oneOf') {
     const at = `${path}.oneOf`
-    const branches = readDenseArray(fields.get('oneOf'), at, issues, 'an array of branch specs')
-    if (branches !== undefined && branches.length < 2) {
+    const readable: [unknown, string][] = []
+    const branches = readDenseArray(fields.get('oneOf'), at, issues, 'an array of branch specs', readable)
+    if (branches === undefined) {
+      // Beside a hole or an accessor, the other branches are still checked.
+      for (const [value, branchPath] of readable) children.push({ value, path: branchPath, depth: frame.depth + 1, isProperty: false, place: discard })
+    } else if (branches.length < 2) {
       issues.push({ path: at, message: `oneOf needs at least two branches, found ${branches.length}` })
       branches.forEach((value, index) => children.push({ value, path: appendIndex(at, index), depth: frame.depth + 1, isProperty: false, place: discard }))
     } else if (branches !== undefined) {

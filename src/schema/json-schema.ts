@@ -121,6 +121,8 @@ export function readDenseArray(
   path: string,
   issues: SchemaDefinitionIssue[],
   what: string,
+  /** When the array is refused, its readable elements and their paths, to be checked all the same. */
+  readable?: [unknown, string][],
 ): unknown[] | undefined {
   if (!Array.isArray(value) || isProxy(value)) {
     issues.push({ path, message: `expected ${what}, found ${isProxy(value) ? 'a proxy' : describeDeclared(value)}` })
@@ -152,9 +154,17 @@ export function readDenseArray(
       ok = false
     } else {
       items.push(descriptor.value)
+      readable?.push([descriptor.value, at])
     }
   }
   return ok ? items : undefined
+}
+
+/** @internal A `const` that is not among the node's `enum` values: nothing could match the node. */
+export function constOutsideEnum(node: Record<string, unknown>, path: string, issues: SchemaDefinitionIssue[]): void {
+  const values = node['enum']
+  if (!Object.hasOwn(node, 'const') || !Array.isArray(values) || values.includes(node['const'])) return
+  issues.push({ path: `${path}.const`, message: `const ${JSON.stringify(node['const'])} is not one of the enum values: no value could match` })
 }
 
 /**
@@ -454,8 +464,13 @@ export function checkJsonSchema(schema: unknown): { readonly node: JsonSchemaNod
           break
         }
         case 'oneOf': {
-          const branches = readDenseArray(value, at, issues, 'an array of branch schemas')
-          if (branches === undefined) break
+          const readable: [unknown, string][] = []
+          const branches = readDenseArray(value, at, issues, 'an array of branch schemas', readable)
+          if (branches === undefined) {
+            // Beside a hole or an accessor, the other branches are still checked.
+            checkOnly(readable, frame.depth + 1)
+            break
+          }
           if (branches.length < 2) {
             issues.push({ path: at, message: `oneOf needs at least two branches, found ${branches.length}` })
             checkOnly(branches.map((child, index) => [child, appendIndex(at, index)]), frame.depth + 1)
@@ -472,6 +487,7 @@ export function checkJsonSchema(schema: unknown): { readonly node: JsonSchemaNod
         }
       }
     }
+    constOutsideEnum(node, path, issues)
 
     if (type === 'object') {
       const properties = new Map<string, true>()

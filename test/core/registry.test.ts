@@ -87,7 +87,9 @@ describe('restrict', () => {
     const scope = ctx.scope('s')
     scope.tools.register(rawTool('own'))
     expect(() => scope.tools.restrict({})).toThrow(/names no tools/)
-    expect(() => scope.tools.restrict({ allow: [], deny: [] })).toThrow(/names no tools/)
+    expect(() => scope.tools.restrict({ allow: [], deny: [] })).toThrow(/allow is empty.*deny is empty/)
+    // An empty list beside a real one is the same mistake, not a filter hiding everything.
+    expect(() => scope.tools.restrict({ allow: [], deny: ['a'] })).toThrow(/allow is empty: list at least one tool name/)
     expect(() => scope.tools.restrict({ deny: ['nope'] })).toThrow(/"nope" is not an inherited tool \(inherited: g\)/)
     expect(() => scope.tools.restrict({ deny: ['own'] })).toThrow(/registered in this scope itself/)
     expect(() => scope.tools.restrict({ deny: ['run_code'] })).toThrow(/reserved/)

@@ -146,6 +146,15 @@ describe('a malformed value spec fails with SchemaSpecError', () => {
     )
   })
 
+  test('checking every branch of a oneOf beside a hole, and a const outside its enum', () => {
+    // eslint-disable-next-line no-sparse-arrays
+    expect(valuePaths({ oneOf: [{ type: 'strin' }, , { type: 'string', enum: ['a'], const: 'b' }] })).toEqual([
+      '$.oneOf[1]',
+      '$.oneOf[0].type',
+      '$.oneOf[2].const',
+    ])
+  })
+
   test('listing every bad path at once', () => {
     expect(
       valuePaths({

@@ -68,6 +68,9 @@ describe('InferValue', () => {
   test('an object without properties is any JSON object when open and empty when closed', () => {
     expectTypeOf<InferValue<{ type: 'object'; additionalProperties: true }>>().toEqualTypeOf<{ [key: string]: JsonValue }>()
     expectTypeOf<InferValue<{ type: 'object'; additionalProperties: false }>>().toEqualTypeOf<{ [key: string]: never }>()
+    // An empty properties map says the same: not `{}`, which would accept a string.
+    expectTypeOf<InferValue<{ type: 'object'; properties: {}; additionalProperties: false }>>().toEqualTypeOf<{ [key: string]: never }>()
+    expectTypeOf<'text'>().not.toMatchTypeOf<InferValue<{ type: 'object'; properties: {}; additionalProperties: false }>>()
   })
 
   test('oneOf infers the union of its branches', () => {

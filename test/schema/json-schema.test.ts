@@ -47,6 +47,16 @@ describe('assertSupportedJsonSchema rejects', () => {
     expect(() => assertSupportedJsonSchema({ $ref: '#/x' })).toThrow(expect.objectContaining({ code: ToolErrorCode.UNSUPPORTED_SCHEMA }))
   })
 
+  test('every branch of a oneOf beside a hole, not only the hole', () => {
+    // eslint-disable-next-line no-sparse-arrays
+    expect(pathsOf({ oneOf: [{ $ref: '#' }, , { type: 'strin' }] })).toEqual(['$.oneOf[1]', '$.oneOf[0].$ref', '$.oneOf[2].type'])
+  })
+
+  test('a const that is not among the enum values, which nothing could match', () => {
+    expect(pathsOf({ type: 'integer', enum: [1, 2], const: 3 })).toEqual(['$.const'])
+    expect(() => assertSupportedJsonSchema({ enum: [1, 'a'], const: 'a' })).not.toThrow()
+  })
+
   test('every bad path of one schema at once', () => {
     expect(
       pathsOf({
