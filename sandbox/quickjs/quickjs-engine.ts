@@ -31,6 +31,13 @@ export interface QuickJSEngineOptions {
   /** Worker threads kept warm (default: `min(2, available cores)`). */
   readonly workers?: number
   /**
+   * Most worker threads at once (default 8, never fewer than `workers`). When every worker is busy
+   * and runs have waited 50 ms, the pool starts more, up to this: a program that only awaits holds
+   * its worker until its wall-time limit without using a core, and other runs must not wait for
+   * it. Extra workers are retired after 10 s idle.
+   */
+  readonly maxWorkers?: number
+  /**
    * Ceilings for every run: a run gets the lower of its own limit and the figure given here.
    * `memoryLimitBytes` also sizes the warm workers' WASM memory (runs with another size rebuild it).
    */
@@ -89,10 +96,13 @@ class QuickJSEngine implements SandboxEngine {
     this.#ceilings = { ...options.limits }
     const workers = options.workers ?? Math.min(2, availableParallelism())
     if (!Number.isSafeInteger(workers) || workers < 1) throw new RangeError('workers must be a positive integer')
+    const maxWorkers = options.maxWorkers ?? Math.max(8, workers)
+    if (!Number.isSafeInteger(maxWorkers) || maxWorkers < workers) throw new RangeError('maxWorkers must be an integer no smaller than workers')
     const spinMicros = spinMicrosOption(options.spinMicros)
     this.#keepAwake = new KeepAwake(spinMicros)
     this.#pool = new WorkerPool({
       size: workers,
+      maxSize: maxWorkers,
       keepAwake: this.#keepAwake,
       maxQueued: options.maxQueuedRuns ?? 1000,
       ...(options.workerUrl === undefined ? {} : { workerUrl: options.workerUrl }),

@@ -82,6 +82,8 @@ class Slot implements LeasedWorker, AwakePoller {
   everReady = false
   /** Stops the main thread's keep-awake polling of this worker; set while it is busy. */
   unpoll: (() => void) | undefined
+  /** Retires this worker when it stays idle while the pool has more than its warm size. */
+  retire: NodeJS.Timeout | undefined
   /** Messages read from the ring, not yet handled. */
   readonly #inbox: unknown[] = []
   #deliveryScheduled = false
@@ -212,8 +214,19 @@ interface Waiter {
 const MAX_STARTUP_FAILURES = 3
 
 /** Owns the worker threads of one engine. */
+/**
+ * How long runs wait for a busy pool before it starts an extra worker (a program that only awaits
+ * holds its worker until its wall-time limit, and others must not wait that long), and how long an
+ * extra worker stays idle before it is retired. A worker takes 100-170 ms to start: short queues
+ * are cheaper to wait out.
+ */
+const GROW_AFTER_MS = 50
+const RETIRE_AFTER_MS = 10_000
+
 export class WorkerPool {
   readonly #size: number
+  readonly #maxSize: number
+  #growTimer: NodeJS.Timeout | undefined
   readonly #boot: WorkerBootData
   readonly #maxQueued: number
   readonly #slots = new Set<Slot>()
@@ -228,10 +241,11 @@ export class WorkerPool {
    * @param options.keepAwake Polls busy workers' rings while the main thread stays awake after an
    *   answer (the engine tells it when it answers).
    */
-  constructor(options: { size: number; boot: WorkerBootData; maxQueued: number; keepAwake: KeepAwake; workerUrl?: URL }) {
+  constructor(options: { size: number; maxSize: number; boot: WorkerBootData; maxQueued: number; keepAwake: KeepAwake; workerUrl?: URL }) {
     this.#workerUrl = options.workerUrl ?? new URL('./worker.js', import.meta.url)
     this.#keepAwake = options.keepAwake
     this.#size = options.size
+    this.#maxSize = Math.max(options.size, options.maxSize)
     this.#boot = options.boot
     this.#maxQueued = options.maxQueued
     for (let i = 0; i < this.#size; i++) this.#spawn()
@@ -297,6 +311,7 @@ export class WorkerPool {
   async dispose(): Promise<void> {
     if (this.#disposed) return
     this.#disposed = true
+    clearTimeout(this.#growTimer)
     for (const waiter of this.#waiters.splice(0)) {
       waiter.signal.removeEventListener('abort', waiter.onAbort)
       waiter.reject(new DisposedError('QuickJS engine'))
@@ -332,6 +347,12 @@ export class WorkerPool {
         slot.everReady = true
         this.#startupFailures = 0
         this.#dispatch()
+        if (slot.state === 'idle' && this.#slots.size > this.#size) {
+          slot.retire = setTimeout(() => {
+            if (slot.state === 'idle' && this.#slots.size > this.#size) void this.#kill(slot)
+          }, RETIRE_AFTER_MS)
+          slot.retire.unref()
+        }
       } else if (slot.handler !== undefined && message.t !== 'fatal') {
         slot.handler.message(message as WorkerRunMessage)
       }
@@ -371,6 +392,7 @@ export class WorkerPool {
 
   #kill(slot: Slot): Promise<number> {
     slot.state = 'dead'
+    clearTimeout(slot.retire)
     this.#slots.delete(slot)
     slot.close()
     return slot.worker.terminate()
@@ -388,11 +410,30 @@ export class WorkerPool {
       if (slot.state !== 'idle') continue
       const waiter = this.#waiters.shift() as Waiter
       waiter.signal.removeEventListener('abort', waiter.onAbort)
+      clearTimeout(slot.retire)
       slot.state = 'busy'
       slot.unpoll = this.#keepAwake.register(slot)
       waiter.resolve(slot)
     }
+    if (this.#waiters.length > 0) this.#growSoon()
     this.#updateRefs()
+  }
+
+  /**
+   * Runs are waiting and every worker is busy: if they still wait in a moment, start one extra
+   * worker per waiting run not already covered by a starting one, up to the pool's ceiling.
+   */
+  #growSoon(): void {
+    if (this.#growTimer !== undefined || this.#slots.size >= this.#maxSize) return
+    this.#growTimer = setTimeout(() => {
+      this.#growTimer = undefined
+      if (this.#disposed) return
+      let starting = 0
+      for (const slot of this.#slots) if (slot.state === 'starting') starting += 1
+      for (let missing = this.#waiters.length - starting; missing > 0 && this.#slots.size < this.#maxSize; missing -= 1) this.#spawn()
+      if (this.#waiters.length > 0) this.#growSoon()
+    }, GROW_AFTER_MS)
+    this.#growTimer.unref()
   }
 
   /**

@@ -109,6 +109,23 @@ describe('quickjs engine', () => {
     expect(results.map((r) => (r.ok ? JSON.parse(r.resultJson) : r.error))).toEqual([0, 1, 2, 3, 4])
   })
 
+  it('starts an extra worker when runs wait behind programs that only await', async () => {
+    await using engine = createQuickJSEngine({ workers: 1, maxWorkers: 2 })
+    const idle = new AbortController()
+    // Holds the only warm worker, without using it, until aborted (its wall limit is past the test's).
+    const holding = runOn(engine, 'await new Promise(() => {})', { wallTimeMs: 120_000 }, idle.signal)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const second = await runOn(engine, 'return 1')
+    expect(second.ok && JSON.parse(second.resultJson)).toBe(1)
+    idle.abort()
+    const held = await holding
+    expect(!held.ok && held.error.kind).toBe('aborted')
+  })
+
+  it('refuses a maxWorkers below workers', () => {
+    expect(() => createQuickJSEngine({ workers: 3, maxWorkers: 2 })).toThrow(/maxWorkers must be an integer no smaller than workers/)
+  })
+
   it('rejects queued runs with DisposedError when the engine is disposed', async () => {
     const engine = createQuickJSEngine({ workers: 1 })
     const first = runOn(engine, 'await tools.never({})').catch((e: unknown) => e)
