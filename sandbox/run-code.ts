@@ -16,7 +16,7 @@ import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimitName, SandboxL
 import { describeLimit, resolveLimits } from './limits.ts'
 import { createQuickJSEngine } from './quickjs/quickjs-engine.ts'
 import { stripTypes } from './strip-types.ts'
-import { TypeCheckThread } from './type-check-thread.ts'
+import { MAX_CHECK_MS, TypeCheckThread } from './type-check-thread.ts'
 
 /** Options of {@link createRunCode}. */
 export interface RunCodeOptions {
@@ -265,14 +265,20 @@ async function runProgram(
   if (typeCheck) {
     // Off the main thread and under the run's wall-time limit: a small program can keep the
     // checker busy for seconds.
-    const checked = await sharedTypeChecks().check(sdk.declarations, code, { timeoutMs: limits.wallTimeMs, signal: exec.signal })
+    const checked = await sharedTypeChecks().check(sdk.declarations, code, {
+      timeoutMs: limits.wallTimeMs,
+      signal: exec.signal,
+      ...(exec.agent === undefined ? {} : { owner: exec.agent }),
+    })
     if (!checked.ok) {
       throw codeRunFailed(
         checked.reason === 'timeout'
           ? `The program was not run: type-checking it took longer than the ${limitSentence('wallTimeMs', limits)}`
-          : checked.reason === 'aborted'
-            ? 'The program was cancelled while it was type-checked'
-            : 'The program was not run: the type checker failed on it',
+          : checked.reason === 'too-slow'
+            ? `The program was not run: type-checking it took longer than ${MAX_CHECK_MS} ms, the most one check may take: simplify its types`
+            : checked.reason === 'aborted'
+              ? 'The program was cancelled while it was type-checked'
+              : 'The program was not run: the type checker failed on it',
       )
     }
     const { diagnostics } = checked

@@ -1,7 +1,8 @@
 /**
  * Type checks for run_code run in a worker thread, one at a time, each within a deadline counted
- * from its submission: a program that keeps the checker busy cannot hold another run's check past
- * that run's own limit, and a cancelled run's check ends at once.
+ * from its submission and a share of the checker's time, taken by owner in turn: a program that
+ * keeps the checker busy cannot hold another run's check past that run's own limit or behind a
+ * queue of its own, and a cancelled run's check ends at once.
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { TypeCheckThread } from '../../sandbox/type-check-thread.ts'
@@ -54,5 +55,36 @@ describe('TypeCheckThread', () => {
     const already = new AbortController()
     already.abort()
     expect(await thread.check(DECLARATIONS, 'return 1', { timeoutMs: 30_000, signal: already.signal })).toEqual({ ok: false, reason: 'aborted' })
+  })
+
+  it('stops one check at its share of the checker, however long its run may take', async () => {
+    const quick = new TypeCheckThread({ maxCheckMs: 300 })
+    try {
+      expect(await quick.check(DECLARATIONS, BUSY, { timeoutMs: 30_000, signal: live() })).toEqual({ ok: false, reason: 'too-slow' })
+      expect(await quick.check(DECLARATIONS, 'return 1', { timeoutMs: 30_000, signal: live() })).toEqual({ ok: true, diagnostics: [] })
+    } finally {
+      await quick.dispose()
+    }
+  })
+
+  it("takes waiting checks by owner in turn: one agent's slow programs do not hold another's behind them all", async () => {
+    const fair = new TypeCheckThread({ maxCheckMs: 300 })
+    const mallory = {}
+    const alice = {}
+    const order: string[] = []
+    const submit = (label: string, program: string, owner: object) =>
+      fair.check(DECLARATIONS, program, { timeoutMs: 60_000, signal: live(), owner }).then((outcome) => {
+        order.push(label)
+        return outcome
+      })
+    try {
+      const slow = [submit('mallory 1', BUSY, mallory), submit('mallory 2', BUSY, mallory), submit('mallory 3', BUSY, mallory)]
+      const quick = submit('alice', 'return 1', alice)
+      expect(await quick).toEqual({ ok: true, diagnostics: [] })
+      for (const outcome of await Promise.all(slow)) expect(outcome).toEqual({ ok: false, reason: 'too-slow' })
+      expect(order).toEqual(['mallory 1', 'alice', 'mallory 2', 'mallory 3'])
+    } finally {
+      await fair.dispose()
+    }
   })
 })
