@@ -10,6 +10,9 @@
 import { snapshotJson } from './json-boundary.ts'
 import type { JsonValue } from './json-boundary.ts'
 import type { ContentBlock } from './messages.ts'
+import { contentProblem } from './results.ts'
+import { validateJsonSchemaValue } from './schema/validate.ts'
+import type { JsonSchemaNode } from './schema/types.ts'
 import type { ToolResult } from './execution.ts'
 import type { ToolDefinition } from './tool.ts'
 
@@ -186,21 +189,78 @@ export type ToolResultView =
   | ReadResultView
   | WebResultView
 
-const CALL_CARDS: ReadonlySet<string> = new Set(['generic', 'terminal', 'diff'])
-const RESULT_CARDS: ReadonlySet<string> = new Set(['generic', 'terminal', 'diff', 'search', 'read', 'web'])
+// The shape of every card, as closed raw schemas: a UI dispatching on `card` can trust the rest of
+// the view (a search card always says whether it is partial; a web card never carries the body).
+// Content blocks are checked by contentProblem, the pipeline's own content check.
+type Schema = Record<string, unknown>
+const STRING: Schema = { type: 'string' }
+const INTEGER: Schema = { type: 'integer' }
+const BOOLEAN: Schema = { type: 'boolean' }
+const orNull = (schema: Schema): Schema => ({ oneOf: [schema, { type: 'null' }] })
+const listOf = (items: Schema): Schema => ({ type: 'array', items })
+const closed = (properties: Record<string, Schema>, ...required: string[]): Schema => ({ type: 'object', properties, required, additionalProperties: false })
+const card = (name: string, properties: Record<string, Schema>, ...required: string[]): Schema =>
+  closed({ card: { const: name }, ...properties }, 'card', ...required)
+const CONTENT = listOf({ type: 'object', additionalProperties: true })
+const LOCATIONS = listOf(closed({ path: STRING, line: INTEGER }, 'path'))
+const DIFFS = listOf(closed({ path: STRING, oldText: orNull(STRING), newText: STRING }, 'path', 'oldText', 'newText'))
+const KIND: Schema = { enum: ['read', 'edit', 'delete', 'move', 'search', 'execute', 'fetch', 'other'] }
 
-/** Snapshot of a presenter's view, or undefined when it is not a JSON object with a known card. */
-function acceptView(view: unknown, cards: ReadonlySet<string>): JsonValue | undefined {
+/** Each card's schema as a frozen JSON root, which the validator checks and compiles once. */
+function cardSchemas(schemas: Record<string, Schema>): ReadonlyMap<string, JsonSchemaNode> {
+  return new Map(Object.entries(schemas).map(([name, schema]) => [name, snapshotJson(schema) as JsonSchemaNode]))
+}
+
+const CALL_CARDS = cardSchemas({
+  generic: card('generic', { title: STRING, kind: KIND, rawInput: {}, content: CONTENT, locations: LOCATIONS }, 'title'),
+  terminal: card('terminal', { title: STRING, description: STRING, cwd: STRING }, 'title'),
+  diff: card('diff', { title: STRING, diffs: DIFFS, locations: LOCATIONS }, 'title', 'diffs'),
+})
+
+const SEARCH_BASE = { title: STRING, truncated: BOOLEAN, total: INTEGER }
+const RESULT_CARDS = cardSchemas({
+  generic: card('generic', { title: STRING, content: CONTENT }),
+  terminal: card('terminal', { title: STRING, output: STRING, exitCode: orNull(INTEGER), signal: orNull(STRING) }),
+  diff: card('diff', { title: STRING, diffs: DIFFS }, 'diffs'),
+  search: {
+    oneOf: [
+      card('search', { shape: { const: 'matches' }, ...SEARCH_BASE, files: listOf(closed({ path: STRING, matches: listOf(closed({ line: INTEGER, text: STRING }, 'line', 'text')) }, 'path', 'matches')) }, 'shape', 'truncated', 'total', 'files'),
+      card('search', { shape: { const: 'paths' }, ...SEARCH_BASE, paths: listOf(STRING) }, 'shape', 'truncated', 'total', 'paths'),
+    ],
+  },
+  read: card(
+    'read',
+    { title: STRING, path: STRING, offset: INTEGER, lines: listOf(closed({ number: INTEGER, text: STRING }, 'number', 'text')), totalLines: INTEGER, lang: STRING, content: STRING },
+    'path',
+    'offset',
+    'lines',
+    'totalLines',
+  ),
+  web: {
+    oneOf: [
+      card('web', { kind: { const: 'search' }, title: STRING, sources: listOf(closed({ url: STRING, title: STRING, snippet: STRING }, 'url')), answer: STRING, truncated: BOOLEAN }, 'kind', 'sources', 'truncated'),
+      card('web', { kind: { const: 'fetch' }, title: STRING, url: STRING, statusCode: INTEGER, truncated: BOOLEAN }, 'kind', 'url', 'statusCode', 'truncated'),
+    ],
+  },
+})
+
+/**
+ * Snapshot of a presenter's view, or undefined when it is not a JSON object with a known card in
+ * that card's exact shape (every required field, no field the card does not have, valid content).
+ */
+function acceptView(view: unknown, cards: ReadonlyMap<string, JsonSchemaNode>): JsonValue | undefined {
   if (typeof view !== 'object' || view === null) return undefined
-  const copy = snapshotJson(view, 'presentation view')
-  const card = (copy as { card?: unknown }).card
-  return typeof card === 'string' && cards.has(card) ? copy : undefined
+  const copy = snapshotJson(view, 'presentation view') as { card?: unknown; content?: unknown }
+  const schema = typeof copy.card === 'string' ? cards.get(copy.card) : undefined
+  if (schema === undefined || validateJsonSchemaValue(schema, copy).length > 0) return undefined
+  if (Array.isArray(copy.content) && contentProblem(copy.content) !== undefined) return undefined
+  return copy as JsonValue
 }
 
 /**
  * The pending card of one call: the tool's `presentCall(args)` when it returns a view, else the
  * generic card (title = tool name, raw input = args). A presenter that throws, returns
- * `undefined`, or returns a view that is not lossless JSON with a known `card` gets the generic
+ * `undefined`, or returns a view that is not lossless JSON in the exact shape of a known `card` gets the generic
  * card: presenter failures are contained. The returned view is deep-frozen JSON.
  * @param tool - the definition that ran the call, or `undefined` when it is unknown now.
  */

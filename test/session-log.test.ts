@@ -504,7 +504,56 @@ describe('replaySession', () => {
         presentResult: () => ({ card: 'video' }) as unknown as ToolResultView,
       },
     ],
+    [
+      // A UI dispatching on the card would show a partial search as complete, or a card without its title.
+      'known cards missing a field they must have',
+      {
+        presentCall: () => ({ card: 'generic' }) as unknown as ToolCallView,
+        presentResult: () => ({ card: 'search', shape: 'matches', files: [] }) as unknown as ToolResultView,
+      },
+    ],
+    [
+      'known cards with a field of the wrong kind',
+      {
+        presentCall: () => ({ card: 'diff', title: 'x', diffs: [{ path: 'a', newText: 'b' }] }) as unknown as ToolCallView,
+        presentResult: () => ({ card: 'terminal', exitCode: 'zero' }) as unknown as ToolResultView,
+      },
+    ],
+    [
+      'known cards carrying a field their card does not have',
+      {
+        presentCall: () => ({ card: 'terminal', title: 'x', body: 'y' }) as unknown as ToolCallView,
+        presentResult: () => ({ card: 'web', kind: 'fetch', url: 'u', statusCode: 200, truncated: false, body: '<html>' }) as unknown as ToolResultView,
+      },
+    ],
+    [
+      'generic cards with invalid content blocks',
+      {
+        presentCall: () => ({ card: 'generic', title: 'x', content: [{ type: 'text' }] }) as unknown as ToolCallView,
+        presentResult: () => ({ card: 'generic', content: [{ type: 'image' }] }) as unknown as ToolResultView,
+      },
+    ],
   ]
+  it('passes every card of the vocabulary through in its full shape', () => {
+    const calls: ToolCallView[] = [
+      { card: 'generic', title: 't', kind: 'read', rawInput: { a: [1] }, content: [text('c')], locations: [{ path: 'a.ts', line: 3 }, { path: 'b.ts' }] },
+      { card: 'terminal', title: 'ls', description: 'list', cwd: '/w' },
+      { card: 'diff', title: 'edit', diffs: [{ path: 'a', oldText: null, newText: 'x' }], locations: [{ path: 'a' }] },
+    ]
+    const results: ToolResultView[] = [
+      { card: 'generic', title: 't', content: [text('c')] },
+      { card: 'terminal', title: 'ls', output: 'a\nb', exitCode: null, signal: 'SIGTERM' },
+      { card: 'diff', diffs: [{ path: 'a', oldText: 'x', newText: 'y' }] },
+      { card: 'search', shape: 'matches', truncated: true, total: 9, files: [{ path: 'a', matches: [{ line: 1, text: 'x' }] }] },
+      { card: 'search', shape: 'paths', title: 'glob', truncated: false, total: 1, paths: ['a'] },
+      { card: 'read', path: 'a.ts', offset: 1, lines: [{ number: 1, text: 'x' }], totalLines: 1, lang: 'ts', content: 'x' },
+      { card: 'web', kind: 'search', sources: [{ url: 'u', title: 't', snippet: 's' }], answer: 'a', truncated: false },
+      { card: 'web', kind: 'fetch', title: 'f', url: 'u', statusCode: 404, truncated: true },
+    ]
+    for (const view of calls) expect(presentToolCall({ ...readTool, presentCall: () => view }, 'x', {})).toEqual(view)
+    for (const view of results) expect(presentToolResult({ ...readTool, presentResult: () => view }, {}, { isError: false, content: [] })).toEqual(view)
+  })
+
   for (const [what, presenters] of broken) {
     it(`contains ${what} and shows the generic cards instead`, () => {
       const tool = { ...readTool, name: 'grep', ...presenters } as ToolDefinition
