@@ -123,10 +123,15 @@ export async function runToolCalls(
   // The agent the calls act for: the one given, else the agent whose context `tools` is. Checked
   // before anything is logged, so a foreign agent leaves no call without a result in a log.
   const agent = agentOfCalls(tools, options.agent)
+  // A harness bug, refused before anything runs or is logged.
+  const callIds = new Set<string>()
   for (const turnCall of calls) {
     if (turnCall.arguments !== undefined && turnCall.argumentsText !== undefined) {
       throw new TypeError(`runToolCalls: call "${String(turnCall.callId)}" gives both arguments and argumentsText; give one`)
     }
+    // Results and log events are matched to calls by id.
+    if (callIds.has(turnCall.callId)) throw new TypeError(`runToolCalls: two calls of the turn have the id "${String(turnCall.callId)}"; call ids must be unique`)
+    callIds.add(turnCall.callId)
   }
   const session = agent?.session
   const logFailures: unknown[] = []

@@ -191,6 +191,20 @@ describe('runToolCalls', () => {
     expect(agent.session.events).toEqual([])
   })
 
+  it('refuses a turn with two calls of one id before anything runs or is logged', async () => {
+    const ctx = createContext()
+    const body = vi.fn(async () => 1)
+    ctx.tools.register(rawTool('echo', { execute: body }))
+    const agent = ctx.agent('a1')
+    const calls = [
+      { callId: 'same', name: 'echo', arguments: {} },
+      { callId: 'same', name: 'echo', arguments: {} },
+    ]
+    await expect(runToolCalls(agent.ctx.tools, calls, { signal: new AbortController().signal })).rejects.toThrow('two calls of the turn have the id "same"')
+    expect(body).not.toHaveBeenCalled()
+    expect(agent.session.events).toEqual([])
+  })
+
   it('shares one cancellation signal across the turn', async () => {
     const ctx = createContext()
     const started = deferred()
