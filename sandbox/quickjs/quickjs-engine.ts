@@ -231,7 +231,8 @@ class QuickJSEngine implements SandboxEngine {
         },
         lost: (reason) => {
           if (!end()) return
-          if (reason === 'disposed') reject(new DisposedError('QuickJS engine'))
+          // A run the engine's owner ended is reported like isolated-vm reports it: aborted, not thrown.
+          if (reason === 'disposed') resolve({ ok: false, error: { kind: 'aborted', message: 'the engine was disposed during the run' } })
           else resolve({ ok: false, error: { kind: 'guest', name: 'InternalError', message: 'the sandbox worker stopped unexpectedly' } })
         },
       })
