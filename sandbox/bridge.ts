@@ -1,6 +1,6 @@
 import type { Agent, CodeModeHost } from '../src/context.ts'
 import { ToolErrorCode } from '../src/errors.ts'
-import type { ToolExecutionInput, ToolRunContext } from '../src/execution.ts'
+import type { ToolExecutionInput, ToolExecutionToken, ToolRunContext } from '../src/execution.ts'
 import { parseDurableJson, stringifyJson } from '../src/json-boundary.ts'
 import type { JsonValue } from '../src/json-boundary.ts'
 import type { ContentBlock, UserMessage } from '../src/messages.ts'
@@ -9,6 +9,12 @@ import { CallScheduler } from '../src/scheduler.ts'
 import { codeDispatchEvent, codeDispatchStartEvent } from '../src/session-log.ts'
 import type { SessionEvent, SessionLog } from '../src/session-log.ts'
 import type { GuestHost, HostCallOutcome, LogEntry, SandboxLimits } from './engine.ts'
+
+/**
+ * Sub-calls numbered so far per run_code execution. A tools/execute wrapper may run the body of one
+ * execution again (a retry): its sub-calls go on from the last number, so ids never repeat.
+ */
+const callCounts = new WeakMap<ToolExecutionToken, { count: number }>()
 
 /**
  * The guest ↔ host bridge of one `run_code` run. Each SDK call becomes an ordinary
@@ -36,7 +42,8 @@ export class RunBridge implements GuestHost {
   /** Deferred contexts of each sub-call, by call number, so they are ferried in call order. */
   readonly #contexts: UserMessage[][] = []
   readonly #logFailures: unknown[] = []
-  #count = 0
+  /** Sub-calls numbered so far, shared by every attempt of one run_code execution (see callCounts). */
+  readonly #calls: { count: number }
   #concludes = false
 
   readonly #maxArgumentBytes: number
@@ -53,6 +60,9 @@ export class RunBridge implements GuestHost {
     this.#maxArgumentBytes = limits.maxArgumentBytes
     this.#maxTotalArgumentBytes = limits.maxTotalArgumentBytes
     this.#scheduler = new CallScheduler(host.maxParallelSubCalls)
+    let calls = callCounts.get(exec.token)
+    if (calls === undefined) callCounts.set(exec.token, (calls = { count: 0 }))
+    this.#calls = calls
     this.#signal = AbortSignal.any([exec.signal, this.#abort.signal])
   }
 
@@ -91,8 +101,8 @@ export class RunBridge implements GuestHost {
       })
     }
     this.#argumentBytes += argsJson.length
-    this.#count += 1
-    return this.#settle(this.#count, name, argsJson)
+    const index = ++this.#calls.count
+    return this.#settle(index, name, argsJson)
   }
 
   /**

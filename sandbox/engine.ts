@@ -117,6 +117,11 @@ export type EngineRunResult =
 export interface SandboxEngine extends AsyncDisposable {
   /** `quickjs` or `isolated-vm`. */
   readonly name: string
+  /**
+   * The engine's own ceilings (its `limits` option): a run is held to the lower of its requested
+   * limit and the ceiling. Absent: no ceilings.
+   */
+  readonly ceilings?: Readonly<Partial<SandboxLimits>>
   /** Run one program. Resolves with a result for every guest behaviour; throws only on host faults. */
   run(request: EngineRunRequest): Promise<EngineRunResult>
   /** Stop every run, release every worker / isolate. Idempotent. */

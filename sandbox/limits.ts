@@ -40,6 +40,22 @@ export function resolveLimits(overrides: Partial<SandboxLimits> = {}): SandboxLi
   return Object.freeze(resolved as unknown as SandboxLimits)
 }
 
+/**
+ * The limits a run is held to: each of `requested`, lowered to the engine's ceiling for it (an
+ * engine's `limits` option).
+ */
+export function withCeilings(requested: SandboxLimits, ceilings: Readonly<Partial<SandboxLimits>> | undefined): SandboxLimits {
+  if (ceilings === undefined) return requested
+  let merged: Record<string, number> | undefined
+  for (const [key, ceiling] of Object.entries(ceilings)) {
+    const current = (requested as unknown as Record<string, number>)[key]
+    if (ceiling === undefined || current === undefined || current <= ceiling) continue
+    merged ??= { ...requested }
+    merged[key] = ceiling
+  }
+  return merged === undefined ? requested : Object.freeze(merged as unknown as SandboxLimits)
+}
+
 /** A human sentence naming a broken limit and its value, for the model and the logs. */
 export function describeLimit(limit: SandboxLimitName, limits: SandboxLimits): string {
   const value = limits[limit]

@@ -13,7 +13,7 @@ import { generateSdk, renderRunCodeDescription } from '../sdk-gen/index.ts'
 import type { GeneratedSdk } from '../sdk-gen/index.ts'
 import { RunBridge } from './bridge.ts'
 import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimitName, SandboxLimits } from './engine.ts'
-import { describeLimit, resolveLimits } from './limits.ts'
+import { describeLimit, resolveLimits, withCeilings } from './limits.ts'
 import { createQuickJSEngine } from './quickjs/quickjs-engine.ts'
 import { stripTypes } from './strip-types.ts'
 import { MAX_CHECK_MS, TypeCheckThread } from './type-check-thread.ts'
@@ -234,10 +234,12 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
       }
     },
     describe(tools) {
-      return sdkIn === 'system-prompt' ? SYSTEM_PROMPT_DESCRIPTION : renderRunCodeDescription(cache.get(tools), limits)
+      // The budget the model is told is the one its runs are held to: an engine may lower it.
+      return sdkIn === 'system-prompt' ? SYSTEM_PROMPT_DESCRIPTION : renderRunCodeDescription(cache.get(tools), withCeilings(limits, engine?.ceilings))
     },
     async execute(args, exec) {
-      return runProgram(host, engineForRun(), limits, cache, options.typeCheck === true, args, exec)
+      const runEngine = engineForRun()
+      return runProgram(host, runEngine, withCeilings(limits, runEngine.ceilings), cache, options.typeCheck === true, args, exec)
     },
   })
 }

@@ -11,7 +11,8 @@ import type { ContentBlock } from './messages.ts'
 import type { ScopeNode } from './scope.ts'
 
 /**
- * The tool events and their listener shapes. Waterfalls get a single-use `next`; emits get none.
+ * The tool events and their listener shapes. Waterfalls get a single-use `next` (`tools/execute`
+ * wrappers may call it again once it settled, to retry); emits get none.
  * Every listener failure is contained by the caller of the bus (see `pipeline.ts`).
  */
 export interface ToolEvents {

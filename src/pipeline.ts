@@ -505,15 +505,23 @@ async function dispatch(
   }
   const view = dispatchView(exec)
   viewDefinitions.set(view, entry.definition)
-  // One body per next() that reached it: a retrying wrapper runs the body again after an attempt settled.
-  const bodies: Promise<ToolExecutionResult>[] = []
-  const last = async (): Promise<ToolExecutionResult> => {
+  // One attempt per next() that reached the body: a retrying wrapper runs it again. Never two at
+  // once, whatever the wrappers do (one may answer without waiting for its own next()): each
+  // attempt starts when the one before it has settled.
+  const attempts: Promise<ToolExecutionResult>[] = []
+  let bodyStarted = false
+  const attempt = async (): Promise<ToolExecutionResult> => {
     // Re-fuse the caller's signal: a wrapper's replacement can add reasons to stop, never remove one.
     const signal = view.signal === exec.signal ? exec.signal : AbortSignal.any([exec.signal, view.signal])
-    if (signal.aborted) return cancelled(exec, bodies.length > 0)
-    const body = runBody(host, caller, entry, exec, signal)
-    bodies.push(body)
-    return body
+    if (signal.aborted) return cancelled(exec, bodyStarted)
+    bodyStarted = true
+    return runBody(host, caller, entry, exec, signal)
+  }
+  const last = (): Promise<ToolExecutionResult> => {
+    const previous = attempts.at(-1)
+    const next = previous === undefined ? attempt() : previous.then(attempt)
+    attempts.push(next)
+    return next
   }
   const outcome = await runWaterfall<ToolExecutionResult>(
     'tools/execute',
@@ -523,8 +531,7 @@ async function dispatch(
     true,
   )
   // No body's promise is ever abandoned, whatever a wrapper did with it.
-  const bodyResults = await Promise.all(bodies)
-  const bodyStarted = bodies.length > 0
+  const bodyResults = await Promise.all(attempts)
   if (outcome.failed) {
     if (exec.signal.aborted) return { result: cancelled(exec, bodyStarted), bodyStarted }
     return {
@@ -540,7 +547,8 @@ async function dispatch(
 /**
  * A result a wrapper made itself. A failure keeps the wrapper's code and message (a timeout, a
  * circuit breaker); a success is rebuilt from its value like the body's own (output check, render),
- * so its content always shows its value and only the body's own run context can conclude the turn.
+ * keeping its deferred contexts, so its content always shows its value and only the body's own run
+ * context can conclude the turn.
  */
 function adoptForeignResult(entry: RegisteredTool, exec: ToolExecution, value: unknown): ToolExecutionResult {
   const wrapperFailed = (what: string): ToolExecutionFailure =>
@@ -554,7 +562,10 @@ function adoptForeignResult(entry: RegisteredTool, exec: ToolExecution, value: u
     return typeof message === 'string' ? result : wrapperFailed('an error result without error.message')
   }
   if (!Object.hasOwn(result, 'value')) return wrapperFailed('a success without a value')
-  return successFromValue(entry, exec, result.value)
+  // Deferred contexts ride along (a metrics wrapper spreading next()'s result keeps them; they are
+  // checked when the result is materialized); the turn marker does not.
+  const contexts = result.additionalContexts
+  return successFromValue(entry, exec, result.value, Array.isArray(contexts) ? { additionalContexts: contexts } : {})
 }
 
 /**

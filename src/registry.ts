@@ -189,9 +189,9 @@ export class ToolRegistry {
         return undefined
       }
       if (list.length === 0) {
-        // An empty allow would hide every inherited tool, an empty deny none: both are mistakes more
-        // often than intent. Hiding everything is said with the names, or by not inheriting.
-        problems.push(`${key} is empty: list at least one tool name, or leave "${key}" out`)
+        // An empty deny denies nothing, as if absent (a list built from config may be empty). An
+        // empty allow is ambiguous, everything hidden or nothing said: refused, with either.
+        if (key === 'allow') problems.push('allow is empty: list at least one tool name to keep, or leave "allow" out')
         return undefined
       }
       const names = new Set<string>()

@@ -23,7 +23,7 @@ import {
 } from '../guest-runtime.ts'
 import type { RawGuestError } from '../guest-runtime.ts'
 import { DEFAULT_SPIN_MICROS, KeepAwake, spinMicrosOption } from '../keep-awake.ts'
-import { RunMeter, describeLimit, resolveLimits } from '../limits.ts'
+import { RunMeter, describeLimit, resolveLimits, withCeilings } from '../limits.ts'
 import { PROGRAM_SCRIPT_ORIGIN, installBridge, programScript } from './guest-bridge.ts'
 import type { ArmReference } from './guest-bridge.ts'
 import { loadIsolatedVm } from './load-isolated-vm.ts'
@@ -34,8 +34,9 @@ import { Watchdog } from './watchdog.ts'
 /** Options of {@link createIsolatedVmEngine}. */
 export interface IsolatedVmEngineOptions {
   /**
-   * Limits used to size the pre-warmed isolate (its `memoryLimitBytes`). Each run is still held to
-   * the limits in its own request; a run whose memory limit differs gets a fresh isolate instead.
+   * Ceilings for every run, as on the QuickJS engine: a run gets the lower of its own limit and
+   * the figure given here. `memoryLimitBytes` also sizes the pre-warmed isolate; a run whose memory
+   * limit differs gets a fresh isolate instead.
    */
   readonly limits?: Partial<SandboxLimits>
   /** How often the watchdog samples CPU and wall time, in ms (default 4). */
@@ -209,7 +210,17 @@ class IsolatedVmEngine implements SandboxEngine {
   #lost = 0
   readonly #maxLost: number
 
-  constructor(ivm: IsolatedVm, limits: SandboxLimits, watchdogIntervalMs: number | undefined, spinMicros: number, maxLost: number) {
+  readonly #ceilings: Readonly<Partial<SandboxLimits>>
+
+  constructor(
+    ivm: IsolatedVm,
+    limits: SandboxLimits,
+    ceilings: Readonly<Partial<SandboxLimits>>,
+    watchdogIntervalMs: number | undefined,
+    spinMicros: number,
+    maxLost: number,
+  ) {
+    this.#ceilings = ceilings
     this.#ivm = ivm
     this.#maxLost = maxLost
     this.#warmMemoryMb = memoryLimitMb(limits)
@@ -248,9 +259,15 @@ class IsolatedVmEngine implements SandboxEngine {
     return prepareSandbox(this.#ivm, memoryMb)
   }
 
-  async run(request: EngineRunRequest): Promise<EngineRunResult> {
+  get ceilings(): Readonly<Partial<SandboxLimits>> {
+    return this.#ceilings
+  }
+
+  async run(asked: EngineRunRequest): Promise<EngineRunResult> {
     if (this.#disposed) throw new DisposedError('isolated-vm engine')
-    const { limits, signal } = request
+    const limits = withCeilings(asked.limits, this.#ceilings)
+    const request = limits === asked.limits ? asked : { ...asked, limits }
+    const { signal } = request
     if (signal.aborted) return { ok: false, error: abortedFailure() }
     if (utf8Length(request.code) > limits.maxSourceBytes) {
       return { ok: false, error: limitFailure('maxSourceBytes', limits) }
@@ -504,7 +521,7 @@ export async function createIsolatedVmEngine(options: IsolatedVmEngineOptions = 
   }
   // Options are checked before the native addon is loaded: a typo should not cost a load.
   const ivm = await loadIsolatedVm()
-  const engine = new IsolatedVmEngine(ivm, limits, options.watchdogIntervalMs, spinMicros, maxLost)
+  const engine = new IsolatedVmEngine(ivm, limits, Object.freeze({ ...options.limits }), options.watchdogIntervalMs, spinMicros, maxLost)
   // Surface a broken install now, as a host fault, rather than in the first run.
   await engine.refill()
   return engine

@@ -23,7 +23,7 @@ import {
   wrapProgram,
 } from '../guest-runtime.ts'
 import { DEFAULT_SPIN_MICROS, KeepAwake, spinMicrosOption } from '../keep-awake.ts'
-import { DEFAULT_LIMITS, describeLimit, resolveLimits } from '../limits.ts'
+import { DEFAULT_LIMITS, describeLimit, resolveLimits, withCeilings } from '../limits.ts'
 import { type LeasedWorker, type WorkerOutcome, WorkerPool, type WorkerRunMessage } from './worker-pool.ts'
 
 /** Options of {@link createQuickJSEngine}. */
@@ -85,7 +85,7 @@ class QuickJSEngine implements SandboxEngine {
   readonly name = 'quickjs'
   readonly #pool: WorkerPool
   readonly #keepAwake: KeepAwake
-  readonly #ceilings: Partial<SandboxLimits>
+  readonly #ceilings: Readonly<Partial<SandboxLimits>>
   #nextRun = 0
   #disposed = false
   readonly #active = new Set<() => void>()
@@ -93,7 +93,7 @@ class QuickJSEngine implements SandboxEngine {
   constructor(options: QuickJSEngineOptions) {
     // Validates the ceilings the same way as run limits.
     resolveLimits(options.limits)
-    this.#ceilings = { ...options.limits }
+    this.#ceilings = Object.freeze({ ...options.limits })
     const workers = options.workers ?? Math.min(2, availableParallelism())
     if (!Number.isSafeInteger(workers) || workers < 1) throw new RangeError('workers must be a positive integer')
     const maxWorkers = options.maxWorkers ?? Math.max(8, workers)
@@ -116,9 +116,13 @@ class QuickJSEngine implements SandboxEngine {
     })
   }
 
+  get ceilings(): Readonly<Partial<SandboxLimits>> {
+    return this.#ceilings
+  }
+
   async run(request: EngineRunRequest): Promise<EngineRunResult> {
     if (this.#disposed) throw new DisposedError('QuickJS engine')
-    const limits = this.#effectiveLimits(request.limits)
+    const limits = withCeilings(request.limits, this.#ceilings)
     if (Buffer.byteLength(request.code, 'utf8') > limits.maxSourceBytes) return limitResult('maxSourceBytes', limits)
     if (request.signal.aborted) return abortedResult()
     const worker = await this.#pool.acquire(request.signal)
@@ -139,14 +143,6 @@ class QuickJSEngine implements SandboxEngine {
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.dispose()
-  }
-
-  #effectiveLimits(requested: SandboxLimits): SandboxLimits {
-    const merged: Record<string, number> = { ...requested }
-    for (const [key, ceiling] of Object.entries(this.#ceilings)) {
-      if (ceiling !== undefined) merged[key] = Math.min(merged[key] ?? ceiling, ceiling)
-    }
-    return merged as unknown as SandboxLimits
   }
 
   #runOn(worker: LeasedWorker, request: EngineRunRequest, limits: SandboxLimits): Promise<EngineRunResult> {

@@ -8,8 +8,9 @@ import { MAIN_AWAKE, REPLIES, RingReader, RingWriter, WORKER_IDLE, WORKER_SLEEPI
  * A small pool of warm QuickJS worker threads, one program at a time per worker.
  *
  * The pool owns the threads: it spawns them, hands an idle one to the oldest waiting run (FIFO,
- * bounded), terminates one on request and replaces it with a fresh warm one, and terminates them
- * all on `dispose()`. It knows nothing of programs or results: a run attaches a
+ * bounded), terminates one on request and replaces it with a fresh warm one, grows past its warm
+ * size (up to a ceiling) when runs wait behind busy workers and retires the extra workers once they
+ * stay idle, and terminates them all on `dispose()`. It knows nothing of programs or results: a run attaches a
  * {@link WorkerRunHandler} for the worker's messages while it holds the worker.
  */
 
@@ -213,7 +214,6 @@ interface Waiter {
 /** Consecutive workers that die before they ever get ready before the pool gives up on a waiter. */
 const MAX_STARTUP_FAILURES = 3
 
-/** Owns the worker threads of one engine. */
 /**
  * How long runs wait for a busy pool before it starts an extra worker (a program that only awaits
  * holds its worker until its wall-time limit, and others must not wait that long), and how long an
@@ -223,6 +223,7 @@ const MAX_STARTUP_FAILURES = 3
 const GROW_AFTER_MS = 50
 const RETIRE_AFTER_MS = 10_000
 
+/** Owns the worker threads of one engine. */
 export class WorkerPool {
   readonly #size: number
   readonly #maxSize: number
@@ -295,8 +296,7 @@ export class WorkerPool {
     slot.handler = undefined
     slot.stopPolling()
     if (slot.state !== 'busy') return
-    slot.state = 'idle'
-    this.#dispatch()
+    this.#idle(slot)
   }
 
   /** The run gave up on this worker (abort, watchdog): kill the thread now and start a fresh one. */
@@ -305,6 +305,8 @@ export class WorkerPool {
     slot.handler = undefined
     this.#kill(slot)
     this.#fillSlots()
+    // Below the ceiling again: runs still waiting may get an extra worker.
+    this.#dispatch()
   }
 
   /** Terminate every worker; queued runs reject with `DisposedError`, held ones are told `lost`. */
@@ -343,16 +345,9 @@ export class WorkerPool {
       const message = raw as { t: string }
       if (message.t === 'ready') {
         if (slot.state === 'dead') return
-        slot.state = 'idle'
         slot.everReady = true
         this.#startupFailures = 0
-        this.#dispatch()
-        if (slot.state === 'idle' && this.#slots.size > this.#size) {
-          slot.retire = setTimeout(() => {
-            if (slot.state === 'idle' && this.#slots.size > this.#size) void this.#kill(slot)
-          }, RETIRE_AFTER_MS)
-          slot.retire.unref()
-        }
+        this.#idle(slot)
       } else if (slot.handler !== undefined && message.t !== 'fatal') {
         slot.handler.message(message as WorkerRunMessage)
       }
@@ -385,9 +380,21 @@ export class WorkerPool {
         }
       }
       this.#fillSlots()
-      this.#updateRefs()
+      this.#dispatch()
     })
     this.#updateRefs()
+  }
+
+  /** `slot` is free: serve a waiting run, or, while the pool is past its warm size, retire it if it stays idle. */
+  #idle(slot: Slot): void {
+    slot.state = 'idle'
+    this.#dispatch()
+    if (slot.state !== 'idle' || this.#slots.size <= this.#size) return
+    clearTimeout(slot.retire)
+    slot.retire = setTimeout(() => {
+      if (slot.state === 'idle' && this.#slots.size > this.#size) void this.#kill(slot)
+    }, RETIRE_AFTER_MS)
+    slot.retire.unref()
   }
 
   #kill(slot: Slot): Promise<number> {

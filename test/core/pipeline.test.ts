@@ -443,6 +443,51 @@ describe('execute wrappers and the body', () => {
     expect(settled).toEqual([0, 1])
   })
 
+  it('never run two attempts of a body at once, even when an inner wrapper answers before its next() settled', async () => {
+    const ctx = createContext()
+    let running = 0
+    let most = 0
+    ctx.tools.register(
+      rawTool('slow', {
+        execute: async () => {
+          most = Math.max(most, ++running)
+          await new Promise((resolve) => setTimeout(resolve, 20))
+          running -= 1
+          return 'done'
+        },
+      }),
+    )
+    ctx.on('tools/execute', async (_exec, next) => {
+      const first = await next()
+      return first.isError ? next() : first
+    })
+    let answered = false
+    ctx.on('tools/execute', (_exec, next) => {
+      const attempt = next()
+      if (answered) return attempt
+      answered = true
+      // A hedge: fail fast without waiting for the body it started.
+      return { isError: true, content: [{ type: 'text', text: 'busy' }], error: { message: 'busy' } } as never
+    })
+    expect(await ctx.tools.execute(call('slow'))).toMatchObject({ isError: false, value: 'done' })
+    expect(most).toBe(1)
+  })
+
+  it('keep the deferred contexts of a success a wrapper spreads into a result of its own', async () => {
+    const ctx = createContext()
+    const message = { role: 'user' as const, content: [{ type: 'text' as const, text: 'note' }] }
+    ctx.tools.register(
+      rawTool('t', {
+        execute: async (_args, exec) => {
+          exec.deferContext(message)
+          return 1
+        },
+      }),
+    )
+    ctx.on('tools/execute', async (_exec, next) => ({ ...(await next()) }))
+    expect((await ctx.tools.execute(call('t'))).additionalContexts).toEqual([message])
+  })
+
   it('rebuild a wrapper-made success from its value: its own content and turn marker do not stand', async () => {
     const ctx = createContext()
     ctx.tools.register(rawTool('n', { outputSchema: { type: 'number' }, execute: async () => 1 }))

@@ -81,15 +81,25 @@ describe('schemas', () => {
 })
 
 describe('restrict', () => {
+  it('reads an empty deny list beside an allow list as no deny list', async () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('g'))
+    ctx.tools.register(rawTool('h'))
+    const scope = ctx.scope('s')
+    scope.tools.restrict({ allow: ['g'], deny: [] })
+    expect(ctx.tools.list(scope).map((tool) => tool.name)).toEqual(['g'])
+  })
+
   it('rejects empty filters, unknown names, scope-local names, run_code and the root', () => {
     const ctx = createContext()
     ctx.tools.register(rawTool('g'))
     const scope = ctx.scope('s')
     scope.tools.register(rawTool('own'))
     expect(() => scope.tools.restrict({})).toThrow(/names no tools/)
-    expect(() => scope.tools.restrict({ allow: [], deny: [] })).toThrow(/allow is empty.*deny is empty/)
-    // An empty list beside a real one is the same mistake, not a filter hiding everything.
-    expect(() => scope.tools.restrict({ allow: [], deny: ['a'] })).toThrow(/allow is empty: list at least one tool name/)
+    expect(() => scope.tools.restrict({ deny: [] })).toThrow(/names no tools/)
+    // An empty allow is ambiguous (hide everything, or say nothing), beside a deny list too.
+    expect(() => scope.tools.restrict({ allow: [], deny: [] })).toThrow(/allow is empty: list at least one tool name/)
+    expect(() => scope.tools.restrict({ allow: [], deny: ['g'] })).toThrow(/allow is empty: list at least one tool name/)
     expect(() => scope.tools.restrict({ deny: ['nope'] })).toThrow(/"nope" is not an inherited tool \(inherited: g\)/)
     expect(() => scope.tools.restrict({ deny: ['own'] })).toThrow(/registered in this scope itself/)
     expect(() => scope.tools.restrict({ deny: ['run_code'] })).toThrow(/reserved/)

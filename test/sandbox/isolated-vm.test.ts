@@ -128,6 +128,18 @@ if (unavailable !== undefined && inCI()) {
 
     const runIn = (code: string, options: RunOptions = {}) => runContract(engine, code, options)
 
+    it('applies engine ceilings over larger run limits, as the QuickJS engine does', async () => {
+      const capped = await createIsolatedVmEngine({ limits: { cpuTimeMs: 150 } })
+      try {
+        expect(capped.ceilings).toEqual({ cpuTimeMs: 150 })
+        const result = await runContract(capped, 'while (true) {}', { limits: { cpuTimeMs: 20_000, wallTimeMs: 10_000 } })
+        expect(result).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'cpuTimeMs' } })
+        expect(!result.ok && result.error.message).toContain('150')
+      } finally {
+        await capped.dispose()
+      }
+    })
+
     it('gives the same results with the main thread never staying awake (spinMicros 0)', async () => {
       const quiet = await createIsolatedVmEngine({ limits: CONTRACT_LIMITS, spinMicros: 0 })
       try {

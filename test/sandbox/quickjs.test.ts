@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { EngineRunResult, GuestHost, HostCallOutcome, SandboxEngine } from '../../sandbox/engine.ts'
 import { resolveLimits } from '../../sandbox/limits.ts'
 import { createQuickJSEngine } from '../../sandbox/quickjs/quickjs-engine.ts'
+import { WorkerPool } from '../../sandbox/quickjs/worker-pool.ts'
 import { CONTRACT_LIMITS, CONTRACT_TOOLS, engineContract, fakeHost } from './contract.ts'
 
 engineContract('quickjs', () => createQuickJSEngine({ workers: 2, limits: { memoryLimitBytes: CONTRACT_LIMITS.memoryLimitBytes } }))
@@ -120,6 +121,49 @@ describe('quickjs engine', () => {
     idle.abort()
     const held = await holding
     expect(!held.ok && held.error.kind).toBe('aborted')
+  })
+
+  it('grows again for a waiting run when a worker is discarded at the ceiling', async () => {
+    await using engine = createQuickJSEngine({ workers: 1, maxWorkers: 2 })
+    const first = new AbortController()
+    const second = new AbortController()
+    const hang = (signal: AbortSignal) => runOn(engine, 'await new Promise(() => {})', { wallTimeMs: 120_000 }, signal)
+    const holdingFirst = hang(first.signal)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    // Waits, then runs on the extra worker (up in 100-170 ms): the pool is at its ceiling, and
+    // aborting this run discards that worker.
+    const holdingSecond = hang(second.signal)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const third = runOn(engine, 'return 1')
+    second.abort()
+    expect((await holdingSecond).ok).toBe(false)
+    // Without growing again it would wait for the first program's wall-time limit, past the test's.
+    const result = await third
+    expect(result.ok && JSON.parse(result.resultJson)).toBe(1)
+    first.abort()
+    await holdingFirst
+  })
+
+  it('gives a lease back to the pool when the run is aborted between the lease and its start', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    const giveBack = vi.spyOn(WorkerPool.prototype, 'giveBack')
+    try {
+      // The window opens only when a worker is idle at once; it is, once it has prepared its next context.
+      for (let attempt = 0; attempt < 20 && giveBack.mock.calls.length === 0; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        const controller = new AbortController()
+        const pending = runOn(engine, 'await new Promise(() => {})', { wallTimeMs: 120_000 }, controller.signal)
+        controller.abort()
+        const result = await pending
+        expect(!result.ok && result.error.kind).toBe('aborted')
+      }
+      expect(giveBack).toHaveBeenCalled()
+      // The worker given back serves the next run.
+      const next = await runOn(engine, 'return 2')
+      expect(next.ok && JSON.parse(next.resultJson)).toBe(2)
+    } finally {
+      giveBack.mockRestore()
+    }
   })
 
   it('refuses a maxWorkers below workers', () => {

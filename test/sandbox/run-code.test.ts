@@ -119,6 +119,26 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     expect(codeModeDeclarations(ctx.tools, undefined)).toContain('hang(')
   })
 
+  it("tells the model the call budget its engine holds runs to, and names the engine's figure when it breaks", async () => {
+    const capped = await engineUnderTest.create({ maxSubCallsInFlight: 2 })
+    try {
+      const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine: capped }) } })
+      registerTools(ctx, [])
+      const agent = ctx.agent('a')
+      const [schema] = agent.ctx.tools.schemas(agent)
+      expect(schema?.description).toContain('at most 1000 tool calls, at most 2 of them started and not yet finished at once')
+      const result = await agent.ctx.tools.execute({
+        callId: 'r',
+        name: 'run_code',
+        arguments: { code: 'await Promise.all([1, 2, 3].map((id) => tools.sleep({ id: String(id), ms: 50 })))' },
+        signal: new AbortController().signal,
+      })
+      expect(result.isError && result.error.message).toMatch(/maxSubCallsInFlight limit: .*\b2\b/)
+    } finally {
+      await capped.dispose()
+    }
+  })
+
   it('runs the sub-calls of a run_code made through a scope context (no agent) in that scope: its restrictions, guards and listeners hold', async () => {
     const ctx = createContext({ tools: { codeMode: createRunCode({ engine }) } })
     registerTools(ctx, [])
@@ -358,6 +378,27 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     expect(result.isError && result.error.message).toMatch(/^The program threw Error \(TOOL_FAILED\) at line 3, column \d+: tool failed hard\n {4}at program:3:\d+\n/)
     const caught = await run(`try { await tools.boom({}) } catch (e) { return [e.code, String(e.stack ?? '').includes('codemode-')] }`)
     expect(caught).toMatchObject({ isError: false, value: { result: ['TOOL_FAILED', false] } })
+  })
+
+  it('numbers the sub-calls of a retried run_code on from the first attempt, so no id repeats', async () => {
+    const { ctx, agent, run } = setup()
+    let calls = 0
+    ctx.tools.register(
+      rawTool('flaky', {
+        execute: async () => {
+          calls += 1
+          if (calls === 1) throw new Error('transient')
+          return calls
+        },
+      }),
+    )
+    ctx.on('tools/execute', async (exec, next) => {
+      const first = await next()
+      return first.isError && exec.name === 'run_code' ? next() : first
+    })
+    expect(await run('return await tools.flaky({})')).toMatchObject({ isError: false, value: { result: 2 } })
+    const ids = agent.session.events.flatMap((event) => (event.type === 'tool/code-dispatch' ? [event.subCallId] : []))
+    expect(ids).toEqual(['outer:code:1', 'outer:code:2'])
   })
 
   it('ferries nested deferred contexts in call order and concludes the turn on a nested conclude', async () => {
