@@ -28,8 +28,9 @@ import type { EngineFailure, SandboxLimitName } from './engine.ts'
  *    captures every intrinsic it uses, deletes both raw globals, defines a frozen `console`, and its
  *    completion value is the frozen runtime object {@link GuestRuntimeApi}, which the engine keeps on
  *    the host side only (it is never stored where the guest can reach it).
- * 3. The engine calls `init(toolsJson, maxLogBytes)` with {@link toolsJson} and the run's log
- *    limit: this defines the frozen `tools`.
+ * 3. The engine calls `init(toolsJson, maxLogBytes, maxArgumentBytes, maxTotalArgumentBytes)`
+ *    with {@link toolsJson} and the run's limits: this defines the frozen `tools`. Console lines
+ *    and call arguments past those limits are refused inside the guest, before they are copied out.
  * 4. The engine evaluates {@link wrapProgram}(code) as a script named {@link PROGRAM_FILENAME}; its
  *    completion value is the program's promise. The engine waits for it to settle (by the engine's
  *    own means, never the guest's `then`).
@@ -251,6 +252,15 @@ delete g.WebAssembly;
 // share memory with: neither engine offers it.
 delete g.SharedArrayBuffer;
 delete g.Atomics;
+// The same build builds a typed array over a buffer detached while it is constructed (transfer()
+// from a prototype getter read by Reflect.construct) with the old length and a null data pointer:
+// a view of the whole WASM memory from address 0. Shrinking a resizable buffer leaves similar
+// over-reads. Without transfer and resize no buffer can be detached or shrunk; a program loses
+// nothing it needs (slice copies).
+var ArrayBufferProto = ArrayBuffer.prototype;
+delete ArrayBufferProto.transfer;
+delete ArrayBufferProto.transferToFixedLength;
+delete ArrayBufferProto.resize;
 
 var JSONparse = JSON.parse;
 var PromiseCtor = Promise;
@@ -288,9 +298,14 @@ var MAX_NAME = ${MAX_NAME_CHARS};
 var MAX_STACK = ${MAX_STACK_TEXT_CHARS};
 
 function hasOwn(o, k) { return ReflectApply(ObjectProtoHasOwn, o, [k]); }
-// Guest text bound for the host (error messages, paths, names): never megabytes.
+// Guest text bound for the host (error messages, paths, names): never megabytes. A string far
+// longer than any text shown is not cut but described: in V8 a long string is often a rope
+// (s = s + s) that slicing would first flatten, whole, past the heap limit.
+var MAX_CUT = 1 << 24;
 function clip(s, max) {
-  return s.length <= max ? s : ReflectApply(StringSlice, s, [0, max]) + '... (' + (s.length - max) + ' more characters)';
+  if (s.length <= max) return s;
+  if (s.length > MAX_CUT) return '(a text of ' + s.length + ' characters, not shown)';
+  return ReflectApply(StringSlice, s, [0, max]) + '... (' + (s.length - max) + ' more characters)';
 }
 function list() { var a = []; ObjectSetPrototypeOf(a, null); return a; }
 function join(parts, n, sep) { parts.length = n; return ReflectApply(ArrayProtoJoin, parts, [sep]); }
@@ -532,6 +547,10 @@ function decode(envelope, resolve, reject) {
   reject(err);
 }
 
+// Argument characters one call may send and all calls of the run together (set by init). An
+// argument past them is refused here, before it is copied out: the host checks again.
+var maxArgumentChars = 0, maxTotalArgumentChars = 0, argumentRoom = 0;
+
 function makeTool(binding, name) {
   // Not an async function: it hands back the engine's promise itself (see the contract above).
   // Whatever goes wrong before that (an argument that is not JSON, a getter or Proxy trap in it that
@@ -544,6 +563,13 @@ function makeTool(binding, name) {
         json = toJson(args);
         if (typeof json !== 'string') throw withCode(new TypeErrorCtor('tools.' + binding + ': the argument is not JSON: ' + rejectText(json)), 'INVALID_ARGS');
       }
+      if (json.length > maxArgumentChars) {
+        throw withCode(new ErrorCtor('the arguments of ' + JSONstringify(name) + ' are ' + json.length + ' characters of JSON; the limit is ' + maxArgumentChars + ' (maxArgumentBytes): pass less data per call'), 'INVALID_ARGS');
+      }
+      if (json.length > argumentRoom) {
+        throw withCode(new ErrorCtor('the arguments of ' + JSONstringify(name) + " would take this program's tool calls past " + (maxTotalArgumentChars) + ' characters of JSON arguments in all (maxTotalArgumentBytes): pass less data'), 'INVALID_ARGS');
+      }
+      argumentRoom = argumentRoom - json.length;
       return rawCall(name, json, decode);
     } catch (error) {
       return ReflectApply(PromiseReject, PromiseCtor, [error]);
@@ -559,10 +585,13 @@ var protoKeys = ['constructor', 'toString', 'toLocaleString', 'valueOf', 'hasOwn
 for (var p = 0; p < protoKeys.length; p++) INHERITED[protoKeys[p]] = true;
 
 var initialised = false;
-function init(toolsJson, maxLogChars) {
+function init(toolsJson, maxLogChars, maxArgumentsChars, maxAllArgumentsChars) {
   if (initialised) throw new ErrorCtor('codemode runtime: init called twice');
   initialised = true;
   logRoom = maxLogChars;
+  maxArgumentChars = maxArgumentsChars;
+  maxTotalArgumentChars = maxAllArgumentsChars;
+  argumentRoom = maxAllArgumentsChars;
   var pairs = JSONparse(toolsJson);
   var target = ObjectCreate(ObjectProto);
   var names = list(); var fns = list(); var count = pairs.length;
@@ -621,6 +650,8 @@ function isFrameLine(line) {
 // keeps its head and the position at its end), at most MAX_STACK in all. V8 starts a stack with
 // "name: message"; that header is skipped whole, so lines of the message never pass for frames.
 function stackText(s, name, message) {
+  // A stack the program replaced with a giant string is not read (see clip).
+  if (s.length > MAX_CUT) return '';
   var pos = 0, len = s.length, out = '';
   if (ReflectApply(StringStartsWith, s, [name]) && ReflectApply(StringStartsWith, s, [': ', name.length]) &&
       ReflectApply(StringStartsWith, s, [message, name.length + 2])) {

@@ -16,6 +16,9 @@ import type { TypeCheckDiagnostic } from '../sdk-gen/type-check.ts'
 /** The longest one check may hold the checker (a real program's check takes milliseconds). */
 export const MAX_CHECK_MS = 5_000
 
+/** The checker thread's heap (TypeScript and a large SDK's declarations need well under half of it). */
+const MAX_CHECKER_HEAP_MB = 512
+
 /** How one check ended: `too-slow` is a check stopped at {@link MAX_CHECK_MS}. */
 export type OffThreadCheck =
   | { readonly ok: true; readonly diagnostics: readonly TypeCheckDiagnostic[] }
@@ -129,7 +132,12 @@ export class TypeCheckThread {
 
   #spawned(): Worker {
     if (this.#worker !== undefined) return this.#worker
-    const worker = new Worker(new URL('../sdk-gen/type-check-worker.js', import.meta.url), { execArgv: [] })
+    const worker = new Worker(new URL('../sdk-gen/type-check-worker.js', import.meta.url), {
+      execArgv: [],
+      // A kilobyte of mapped template-literal types can make the checker allocate gigabytes: past
+      // this the worker dies alone, and the check reports the checker failed.
+      resourceLimits: { maxOldGenerationSizeMb: MAX_CHECKER_HEAP_MB },
+    })
     worker.on('message', (reply: WorkerReply) => {
       if (reply.id === WARM_UP) {
         if (this.#worker !== worker) return

@@ -96,8 +96,8 @@ return freeze(function configure(calls, inFlightCalls) { maxCalls = calls; maxIn
 const SETTLE_GLOBAL = '__codemode_settle'
 
 /**
- * Returns `arm(toolsJson, maxResultBytes, maxSubCalls, maxSubCallsInFlight, maxLogBytes)`, which the
- * host calls once before the program: it runs
+ * Returns `arm(toolsJson, maxResultBytes, maxSubCalls, maxSubCallsInFlight, maxLogBytes,
+ * maxArgumentBytes, maxTotalArgumentBytes)`, which the host calls once before the program: it runs
  * the prelude's `init` and defines {@link SETTLE_GLOBAL} as a self-deleting getter. The program
  * script (see {@link programScript}) reads it before the program starts, passes it the program's
  * promise in the same task, and `settle` reports one string through the `done` Reference:
@@ -138,8 +138,8 @@ function onReason(reason) { report(describe(reason)); }
 function settle(promise) {
   try { reflectApply(promiseThen, promise, [onValue, onReason]); } catch (error) { report(describe(error)); }
 }
-return function arm(toolsJson, limit, maxCalls, maxInFlight, maxLogChars) {
-  init(toolsJson, maxLogChars);
+return function arm(toolsJson, limit, maxCalls, maxInFlight, maxLogChars, maxArgumentChars, maxTotalArgumentChars) {
+  init(toolsJson, maxLogChars, maxArgumentChars, maxTotalArgumentChars);
   maxResultBytes = limit;
   configure(maxCalls, maxInFlight);
   defineProperty(g, '${SETTLE_GLOBAL}', {
@@ -165,7 +165,9 @@ export function programScript(code: string): string {
 export const PROGRAM_SCRIPT_ORIGIN = Object.freeze({ filename: PROGRAM_FILENAME, lineOffset: -1 })
 
 /** Host-side handle to one prepared context's `arm`; never handed to the guest. */
-export type ArmReference = Reference<(toolsJson: string, maxResultBytes: number, maxSubCalls: number, maxSubCallsInFlight: number, maxLogBytes: number) => void>
+export type ArmReference = Reference<
+  (toolsJson: string, maxResultBytes: number, maxSubCalls: number, maxSubCallsInFlight: number, maxLogBytes: number, maxArgumentBytes: number, maxTotalArgumentBytes: number) => void
+>
 
 /** Host functions the bridge dispatches to; they must never throw or reject. */
 export interface BridgeHost {

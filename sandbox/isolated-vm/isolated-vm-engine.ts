@@ -120,7 +120,7 @@ async function rehearse(ivm: IsolatedVm, isolate: Isolate): Promise<void> {
         { call: async (_name, argsJson) => successEnvelope(argsJson), log: () => {}, done: resolve, breach: () => {} },
         { source: guestRuntimeSource(), filename: RUNTIME_FILENAME },
       )
-        .then((arm) => arm.apply(undefined, [toolsJson([{ binding: 'echo', name: 'echo' }]), 1_000, 10, 10, 1_000], { arguments: { copy: true } }))
+        .then((arm) => arm.apply(undefined, [toolsJson([{ binding: 'echo', name: 'echo' }]), 1_000, 10, 10, 1_000, 1_000, 1_000], { arguments: { copy: true } }))
         .then(() => context.eval(programScript(REHEARSAL), PROGRAM_SCRIPT_ORIGIN))
         .catch(reject)
     })
@@ -327,9 +327,11 @@ class IsolatedVmEngine implements SandboxEngine {
       })
       // Not awaited: isolated-vm runs one isolate's tasks in order, so the program runs after it.
       sandbox.arm
-        .apply(undefined, [toolsJson(request.tools), limits.maxResultBytes, limits.maxSubCalls, limits.maxSubCallsInFlight, limits.maxLogBytes], {
-          arguments: { copy: true },
-        })
+        .apply(
+          undefined,
+          [toolsJson(request.tools), limits.maxResultBytes, limits.maxSubCalls, limits.maxSubCallsInFlight, limits.maxLogBytes, limits.maxArgumentBytes, limits.maxTotalArgumentBytes],
+          { arguments: { copy: true } },
+        )
         .catch((cause: unknown) => {
           if (over) return
           // The prelude's init never throws for a host-made tool list: this is a host fault.

@@ -331,12 +331,12 @@ function begin(run, message) {
   maxInFlight.dispose()
 
   const toolsJson = context.newString(message.toolsJson)
-  const maxLog = context.newNumber(run.limits.maxLogBytes)
+  const figures = [run.limits.maxLogBytes, run.limits.maxArgumentBytes, run.limits.maxTotalArgumentBytes].map((n) => context.newNumber(n))
   const init = context.getProp(run.api, 'init')
-  const initResult = guest(run, () => context.callFunction(init, context.undefined, toolsJson, maxLog))
+  const initResult = guest(run, () => context.callFunction(init, context.undefined, toolsJson, ...figures))
   init.dispose()
   toolsJson.dispose()
-  maxLog.dispose()
+  for (const figure of figures) figure.dispose()
   if (initResult.error !== undefined) return failWith(run, initResult.error)
   initResult.value.dispose()
 
@@ -461,7 +461,8 @@ function settle(run, id, envelope) {
   const result = context.callFunction(run.calls.settle, context.undefined, idHandle, text)
   idHandle.dispose()
   text.dispose()
-  // `settle` catches what decoding and resolving throw: it fails only on an exhausted heap, or when
+  // `settle` hands the envelope to the prelude's decode, which settles the promise and never throws
+  // (a program's thenable is adopted in a later job): this fails only on an exhausted heap, or when
   // the run is being stopped for a limit (run.kill, which fault() reports first).
   if (result.error !== undefined) throw new Error('out of memory while settling a sub-call')
   result.value.dispose()
@@ -602,19 +603,18 @@ function failWith(run, errorHandle) {
       described.error.dispose()
     }
   }
+  // Stack and heap exhaustion leave the runtime in a state not worth trusting for the next run.
+  let exhausted = false
   if (raw === undefined) {
-    // describeError itself failed (out of memory, exhausted stack).
-    const dumped = run.context.dump(errorHandle)
-    raw = {
-      name: typeof dumped?.name === 'string' ? dumped.name : 'Error',
-      message: typeof dumped?.message === 'string' ? dumped.message : 'the program failed',
-      stack: typeof dumped?.stack === 'string' ? dumped.stack : '',
-    }
+    // describeError itself failed (out of memory, exhausted stack). Nothing more is read from the
+    // thrown value: reading it (a dump, a property) runs the program's getters and toJSON outside
+    // any CPU slice, where no limit is counted.
+    raw = { name: 'Error', message: 'the program threw a value that could not be described: describing it exhausted the heap or the stack', stack: '' }
+    exhausted = true
   }
   errorHandle.dispose()
   if (run.kill !== undefined) return finishRun(run, { kind: 'limit', limit: run.kill }, true)
-  // Stack and heap exhaustion leave the runtime in a state not worth trusting for the next run.
-  const exhausted = raw.name === 'InternalError' && (raw.message === 'stack overflow' || raw.message === 'out of memory')
+  exhausted ||= raw.name === 'InternalError' && (raw.message === 'stack overflow' || raw.message === 'out of memory')
   finishRun(run, { kind: 'error', error: raw }, exhausted)
 }
 

@@ -6,15 +6,19 @@ import { guestRuntimeSource } from '../../sandbox/guest-runtime.ts'
  * The prelude alone, against stub host functions (node:vm is only a harness here, not a sandbox):
  * what it hands the engine through the raw globals of its contract.
  */
-function preludeWithStubs(maxLogChars: number) {
+function preludeWithStubs(maxLogChars: number, maxArgumentChars = 1_000, maxTotalArgumentChars = 10_000) {
   const logged: [string, string, boolean][] = []
+  const sent: [string, string][] = []
   const context = createVmContext({
-    __codemode_call: () => new Promise(() => {}),
+    __codemode_call: (name: string, argsJson: string) => {
+      sent.push([name, argsJson])
+      return new Promise(() => {})
+    },
     __codemode_log: (level: string, text: string, over: boolean) => void logged.push([level, text, over]),
   })
-  const api = runInContext(guestRuntimeSource(), context) as { init(toolsJson: string, maxLogChars: number): void }
-  api.init('[]', maxLogChars)
-  return { logged, evaluate: (code: string) => runInContext(code, context) }
+  const api = runInContext(guestRuntimeSource(), context) as { init(toolsJson: string, ...limits: number[]): void }
+  api.init('[["echo","echo"]]', maxLogChars, maxArgumentChars, maxTotalArgumentChars)
+  return { logged, sent, evaluate: (code: string) => runInContext(code, context) }
 }
 
 describe('the prelude console', () => {
@@ -34,5 +38,20 @@ describe('the prelude console', () => {
       ['log', 'fits', false],
       ['error', '', true],
     ])
+  })
+})
+
+describe('the prelude tools', () => {
+  it('refuses an argument past the per-call or the run-wide limit before it is handed to the engine', async () => {
+    const { sent, evaluate } = preludeWithStubs(100, 20, 30)
+    const outcome = (code: string) => (evaluate(code) as Promise<unknown>).then(() => 'sent', (error: Error & { code?: string }) => `${error.code}: ${error.message}`)
+    expect(await outcome("tools.echo({ s: 'x'.repeat(30) })")).toBe(
+      'INVALID_ARGS: the arguments of "echo" are 38 characters of JSON; the limit is 20 (maxArgumentBytes): pass less data per call',
+    )
+    void evaluate("tools.echo({ s: 'x'.repeat(8) })")
+    expect(await outcome("tools.echo({ s: 'x'.repeat(8) })")).toBe(
+      `INVALID_ARGS: the arguments of "echo" would take this program's tool calls past 30 characters of JSON arguments in all (maxTotalArgumentBytes): pass less data`,
+    )
+    expect(sent).toEqual([['echo', '{"s":"xxxxxxxx"}']])
   })
 })

@@ -246,6 +246,18 @@ describe.each(enginesUnderTest())('hostile programs through run_code on $name', 
         { fails: /memoryLimitBytes|Array buffer allocation failed|SharedArrayBuffer/ },
       ],
       [
+        // QuickJS 0.32 builds a view of the WASM memory from address 0 over a buffer detached while
+        // the view is constructed: transfer() is gone, so no buffer can be detached.
+        'a typed array over a buffer detached by a prototype getter during its construction',
+        "const ab = new ArrayBuffer(1 << 16); const nt = function () {}.bind(); Object.defineProperty(nt, 'prototype', { get() { ab.transfer(); return Uint32Array.prototype } }); const t = Reflect.construct(Uint32Array, [ab, 0, 1 << 14], nt); return t[4096]",
+        { fails: /TypeError[^\n]*not a function/ },
+      ],
+      [
+        'a resizable buffer shrunk under its views',
+        'const b = new ArrayBuffer(64, { maxByteLength: 64 }); const v = new Uint8Array(b); b.resize(0); return v.with(0, 1)[40]',
+        { fails: /TypeError[^\n]*not a function/ },
+      ],
+      [
         // QuickJS 0.32 grows it past its allocation: a window onto the WASM heap and earlier runs' data.
         'a growable SharedArrayBuffer grown past what was allocated',
         'const s = new SharedArrayBuffer(1, { maxByteLength: 1 << 22 }); s.grow(1 << 22); return new Uint8Array(s).some((b) => b !== 0)',
