@@ -26,7 +26,7 @@ export interface SandboxLimits {
   readonly cpuTimeMs: number
   /** Guest heap budget. */
   readonly memoryLimitBytes: number
-  /** Guest stack budget (QuickJS: at most 256 KiB is safe, see the spec README). */
+  /** Guest stack budget (QuickJS: capped at 256 KiB, past which recursion overflows the host stack inside WASM). */
   readonly stackSizeBytes: number
   /** UTF-8 bytes of the program text. */
   readonly maxSourceBytes: number

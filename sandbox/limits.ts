@@ -3,7 +3,8 @@ import type { SandboxLimitName, SandboxLimits } from './engine.ts'
 
 /**
  * Defaults for one run. Generous for real programs, small enough that a hostile one cannot hurt
- * the host: every figure is overridable per engine or per `run_code` tool.
+ * the host: every figure is overridable per `run_code` tool (`createRunCode({ limits })`); an
+ * engine's `limits` option can only lower them (ceilings).
  */
 export const DEFAULT_LIMITS: SandboxLimits = Object.freeze({
   // Time a sub-call spends waiting for approval counts here: raise it where humans approve.

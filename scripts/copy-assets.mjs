@@ -14,6 +14,9 @@ const ASSETS = [
   'sdk-gen/type-check-worker.js',
 ]
 
-mkdirSync('dist/sandbox/quickjs', { recursive: true })
-mkdirSync('dist/sdk-gen', { recursive: true })
-for (const file of ASSETS) copyFileSync(file, `dist/${file}`)
+// The output directory: `dist` (npm run build), or another one given (the package test builds aside,
+// so that tests importing the package from dist never see it half-written).
+const out = process.argv[2] ?? 'dist'
+mkdirSync(`${out}/sandbox/quickjs`, { recursive: true })
+mkdirSync(`${out}/sdk-gen`, { recursive: true })
+for (const file of ASSETS) copyFileSync(file, `${out}/${file}`)

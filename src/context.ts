@@ -57,7 +57,7 @@ export type CodeModeTransport = (host: CodeModeHost) => CodeModeTool
 export interface ToolsConfig {
   /** How models see tools unless a scope says otherwise (`presentAs`). Default `'native'`. */
   readonly mode?: ToolPresentationMode
-  /** Overlap bound for parallel-safe sub-calls of one `run_code` run. Default 128 (the default in-flight limit). */
+  /** Overlap bound for parallel-safe sub-calls of one `run_code` run. Default 128. */
   readonly maxParallelSubCalls?: number
   /** The Code Mode transport providing `run_code` (see `createRunCode` in the sandbox package). */
   readonly codeMode?: CodeModeTransport
@@ -68,7 +68,7 @@ export interface ContextOptions {
   readonly tools?: ToolsConfig
   /** Answers `ask` decisions. Without one, every `ask` is denied. */
   readonly approval?: ApprovalService
-  /** Receives contained failures of emit listeners (`tools/result`, `tools/change`) and of a `finalizeContent` that failed on an already-failed call (label `finalizeContent`). Default: a process warning. */
+  /** Receives contained failures of emit listeners (`tools/result`, `tools/change`), of `tools/code-dispatch-log` listeners (the original content is logged) and of a `finalizeContent` that failed on an already-failed call (label `finalizeContent`). Default: a process warning. */
   readonly onListenerError?: (error: unknown, event: string) => void
 }
 
@@ -211,7 +211,8 @@ export class Context implements Disposable {
 
   /**
    * Listen to a tool event. Listeners registered through a child scope or an agent receive only
-   * the calls of agents at or under that scope; `tools/change` is never filtered.
+   * the calls made at or under that scope (an agent's calls, an agentless call made through that
+   * scope's context, the sub-calls of a `run_code` acting in it); `tools/change` is never filtered.
    * @returns the exact disposer.
    */
   on<E extends ToolEventName>(event: E, listener: ToolEvents[E]): () => void {

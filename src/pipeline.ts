@@ -222,7 +222,7 @@ export function successFromValue(
 
 /**
  * The execution pipeline for one call, in the spec's order: snapshot + token, resolve, pre-execute,
- * approval, guards, execute wrappers around the body, output check + render, post-execute,
+ * guards, approval, execute wrappers around the body, output check + render, post-execute,
  * cancellation, materialize, `finalizeContent` exactly once, freeze, `tools/result`.
  *
  * Never rejects for tool or listener failures (they become results); rejects only for a malformed

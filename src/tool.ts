@@ -28,7 +28,7 @@ export interface ToolDefinition extends ToolSchema {
   readonly output: ToolOutputDefinition
   /** Run one accepted call; return only its canonical value. Must observe `exec.signal`. */
   execute(args: unknown, exec: ToolRunContext): Promise<unknown>
-  /** Called exactly once per outcome, before materialization; `undefined` keeps the content. */
+  /** Called exactly once per outcome, with the materialized result; `undefined` keeps the content, a replacement is materialized again. */
   finalizeContent?(exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>): ContentBlock[] | undefined
   /** Cooperative timeout budget in ms, enforced by the timeout policy. Positive and finite. */
   timeoutMs?: number

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process'
+import { copyFileSync, mkdirSync, rmSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
@@ -6,9 +7,22 @@ const root = join(import.meta.dirname, '..')
 
 describe('the built package', () => {
   it('builds, and plain Node imports every subpath by name and runs a Code Mode program', () => {
-    execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'pipe', timeout: 120_000 })
-    const output = execFileSync(process.execPath, ['--no-node-snapshot', 'test/fixtures/plain-node-consumer.mjs'], {
+    // Built into a package of its own beside the repository's dist/, which other test files import
+    // while this one runs (npm run build would delete it first).
+    const staging = join(root, '.tmp', 'package-build')
+    rmSync(staging, { recursive: true, force: true })
+    mkdirSync(join(staging, 'test', 'fixtures'), { recursive: true })
+    copyFileSync(join(root, 'package.json'), join(staging, 'package.json'))
+    copyFileSync(join(root, 'test', 'fixtures', 'plain-node-consumer.mjs'), join(staging, 'test', 'fixtures', 'plain-node-consumer.mjs'))
+    symlinkSync(join(root, 'node_modules'), join(staging, 'node_modules'), 'dir')
+    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', join(staging, 'dist')], {
       cwd: root,
+      stdio: 'pipe',
+      timeout: 120_000,
+    })
+    execFileSync(process.execPath, ['scripts/copy-assets.mjs', join(staging, 'dist')], { cwd: root, stdio: 'pipe' })
+    const output = execFileSync(process.execPath, ['--no-node-snapshot', 'test/fixtures/plain-node-consumer.mjs'], {
+      cwd: staging,
       encoding: 'utf8',
       timeout: 60_000,
     })
