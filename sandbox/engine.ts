@@ -88,6 +88,12 @@ export interface EngineRunRequest {
   readonly host: GuestHost
   /** Aborting stops the program at once (hard); the run resolves `{ kind: 'aborted' }`. */
   readonly signal: AbortSignal
+  /**
+   * Whose run this is (`run_code` passes the agent). Runs of different tenants never share a
+   * QuickJS heap: a memory-safety bug of the engine cannot show one tenant what another left in
+   * it. isolated-vm gives every run a fresh isolate anyway. Absent: one anonymous tenant.
+   */
+  readonly tenant?: object
 }
 
 /** Why a run failed. Line and column are the program's own (1-based), never a host location. */

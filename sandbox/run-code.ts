@@ -295,7 +295,14 @@ async function runProgram(
   const bridge = new RunBridge(host, exec, limits)
   let outcome
   try {
-    outcome = await engine.run({ code: stripped.code, tools: sdk.bindings, limits: runLimits, host: bridge, signal: bridge.signal })
+    outcome = await engine.run({
+      code: stripped.code,
+      tools: sdk.bindings,
+      limits: runLimits,
+      host: bridge,
+      signal: bridge.signal,
+      ...(exec.agent === undefined ? {} : { tenant: exec.agent }),
+    })
   } finally {
     // Sub-calls still in flight when the program ended are aborted and drained, never leaked.
     await bridge.drain()

@@ -56,6 +56,14 @@ export interface QuickJSEngineOptions {
    * busy worker. 0 never spins (least CPU; each sub-call then pays both wake-ups).
    */
   readonly spinMicros?: number
+  /**
+   * Whether runs of different tenants (agents) get separate WASM heaps (default true). A worker
+   * reuses its module from run to run, and freed memory keeps what a run left in it; a worker
+   * that switches tenants builds a fresh module first (about 7 ms), so a memory-safety bug of
+   * QuickJS cannot show one agent another's data. The pool prefers a worker that last ran for the
+   * same tenant. `false` shares modules across tenants (for agents that trust each other).
+   */
+  readonly isolateTenants?: boolean
   /** @internal Tests only: a stand-in worker entry speaking the same protocol. */
   readonly workerUrl?: URL
 }
@@ -87,6 +95,10 @@ class QuickJSEngine implements SandboxEngine {
   readonly #keepAwake: KeepAwake
   readonly #ceilings: Readonly<Partial<SandboxLimits>>
   #nextRun = 0
+  readonly #tenants = new WeakMap<object, number>()
+  readonly #isolateTenants: boolean
+  #nextTenant = 0
+  #freshHeapRuns = 0
   #disposed = false
   readonly #active = new Set<() => void>()
 
@@ -98,6 +110,7 @@ class QuickJSEngine implements SandboxEngine {
     if (!Number.isSafeInteger(workers) || workers < 1) throw new RangeError('workers must be a positive integer')
     const maxWorkers = options.maxWorkers ?? Math.max(8, workers)
     if (!Number.isSafeInteger(maxWorkers) || maxWorkers < workers) throw new RangeError('maxWorkers must be an integer no smaller than workers')
+    this.#isolateTenants = options.isolateTenants ?? true
     const spinMicros = spinMicrosOption(options.spinMicros)
     this.#keepAwake = new KeepAwake(spinMicros)
     this.#pool = new WorkerPool({
@@ -125,14 +138,28 @@ class QuickJSEngine implements SandboxEngine {
     const limits = withCeilings(request.limits, this.#ceilings)
     if (Buffer.byteLength(request.code, 'utf8') > limits.maxSourceBytes) return limitResult('maxSourceBytes', limits)
     if (request.signal.aborted) return abortedResult()
-    const worker = await this.#pool.acquire(request.signal)
+    const tenant = this.#tenantOf(request.tenant)
+    const worker = await this.#pool.acquire(request.signal, tenant)
     if (worker === undefined) return abortedResult()
     // An abort between the lease and the run's own listener (the await above) would go unheard.
     if (request.signal.aborted) {
       this.#pool.giveBack(worker)
       return abortedResult()
     }
-    return this.#runOn(worker, request, limits)
+    return this.#runOn(worker, request, limits, tenant)
+  }
+
+  /** A number for each tenant object, which the workers compare (0: the anonymous tenant). */
+  /** @internal Tests only: runs that got a WASM module built for them (another heap size or tenant). */
+  get freshHeapRuns(): number {
+    return this.#freshHeapRuns
+  }
+
+  #tenantOf(tenant: object | undefined): number {
+    if (tenant === undefined || !this.#isolateTenants) return 0
+    let id = this.#tenants.get(tenant)
+    if (id === undefined) this.#tenants.set(tenant, (id = ++this.#nextTenant))
+    return id
   }
 
   async dispose(): Promise<void> {
@@ -145,7 +172,7 @@ class QuickJSEngine implements SandboxEngine {
     return this.dispose()
   }
 
-  #runOn(worker: LeasedWorker, request: EngineRunRequest, limits: SandboxLimits): Promise<EngineRunResult> {
+  #runOn(worker: LeasedWorker, request: EngineRunRequest, limits: SandboxLimits, tenant: number): Promise<EngineRunResult> {
     const runId = this.#nextRun++
     const { host, signal, code } = request
     return new Promise<EngineRunResult>((resolve, reject) => {
@@ -220,6 +247,7 @@ class QuickJSEngine implements SandboxEngine {
               return
             case 'done':
               if (!end()) return
+              if (message.freshHeap) this.#freshHeapRuns += 1
               this.#pool.release(worker)
               resolve(resultOf(message.outcome, limits, code))
               return
@@ -240,6 +268,7 @@ class QuickJSEngine implements SandboxEngine {
         toolsJson: toolsJson(request.tools),
         names: request.tools.map((t) => t.name),
         limits,
+        tenant,
       })
     })
   }

@@ -116,6 +116,8 @@ const LOG_LEVELS = new Set(['log', 'info', 'warn', 'error'])
 /** @type {import('quickjs-emscripten-core').QuickJSWASMModule | undefined} */
 let quickjs
 let moduleMemoryLimit = -1
+/** The tenant (a number the engine assigns) whose runs the current module has served; none yet: undefined. */
+let moduleTenant
 /** The current module's WASM memory, which only grows; at its maximum the guest heap is exhausted. */
 let wasmMemory
 let wasmMaxBytes = 0
@@ -132,6 +134,7 @@ async function loadModule(memoryLimitBytes) {
   spare = undefined
   quickjs = undefined
   moduleMemoryLimit = -1
+  moduleTenant = undefined
   const memory = new WebAssembly.Memory({
     initial: BASE_PAGES,
     maximum: BASE_PAGES + Math.ceil(memoryLimitBytes / PAGE),
@@ -276,10 +279,13 @@ parentPort.on('message', (message) => {
 
 async function startRun(message) {
   const limits = message.limits
-  if (moduleMemoryLimit !== limits.memoryLimitBytes) {
-    // A run with another heap size than the warm module's: rebuild the module for it (rare).
-    await loadModule(limits.memoryLimitBytes)
-  }
+  // A run with another heap size than the warm module's gets a module built for it (rare), and so
+  // does a run of another tenant than the module last ran for: freed memory keeps what a run left
+  // in it, which a memory-safety bug of QuickJS would let the next program read.
+  const otherTenant = moduleTenant !== undefined && moduleTenant !== message.tenant
+  const freshHeap = moduleMemoryLimit !== limits.memoryLimitBytes || otherTenant
+  if (freshHeap) await loadModule(limits.memoryLimitBytes)
+  moduleTenant = message.tenant
   const run = {
     id: message.run,
     limits,
@@ -301,6 +307,8 @@ async function startRun(message) {
     kill: undefined,
     done: false,
     reset: false,
+    /** Whether the run got a module built for it (another heap size, another tenant). */
+    freshHeap,
   }
   try {
     begin(run, message)
@@ -641,7 +649,7 @@ function finishRun(run, outcome, reset) {
   if (run.done) return
   run.done = true
   run.reset = reset
-  send({ t: 'done', run: run.id, outcome, reset })
+  send({ t: 'done', run: run.id, outcome, reset, freshHeap: run.freshHeap })
 }
 
 /** After a run: free its runtime (or the whole module), prepare the next context, say 'ready'. */

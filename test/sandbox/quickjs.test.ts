@@ -166,6 +166,31 @@ describe('quickjs engine', () => {
     }
   })
 
+  it.each([true, false])('gives a tenant a fresh WASM heap when its worker last ran for another (isolateTenants %s)', async (isolateTenants) => {
+    await using engine = createQuickJSEngine({ workers: 1, isolateTenants, limits: { memoryLimitBytes: CONTRACT_LIMITS.memoryLimitBytes } })
+    const alice = {}
+    const mallory = {}
+    const runAs = async (tenant: object) => {
+      const result = await engine.run({
+        code: 'return 1',
+        tools: CONTRACT_TOOLS,
+        limits: resolveLimits(CONTRACT_LIMITS),
+        host: fakeHost(),
+        signal: new AbortController().signal,
+        tenant,
+      })
+      expect(result.ok).toBe(true)
+    }
+    const fresh = () => (engine as unknown as { freshHeapRuns: number }).freshHeapRuns
+    await runAs(alice)
+    await runAs(alice)
+    expect(fresh()).toBe(0)
+    await runAs(mallory)
+    await runAs(mallory)
+    await runAs(alice)
+    expect(fresh()).toBe(isolateTenants ? 2 : 0)
+  })
+
   it('refuses a maxWorkers below workers', () => {
     expect(() => createQuickJSEngine({ workers: 3, maxWorkers: 2 })).toThrow(/maxWorkers must be an integer no smaller than workers/)
   })

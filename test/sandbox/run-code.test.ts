@@ -627,3 +627,27 @@ describe('createRunCode', () => {
     expect(seen[0]).toBeGreaterThan(0)
   })
 })
+
+describe('run_code and its engine', () => {
+  it('tells the engine whose run it is: the calling agent, so agents never share a QuickJS heap', async () => {
+    const tenants: unknown[] = []
+    const recording: SandboxEngine = {
+      name: 'recording',
+      run: async (request) => {
+        tenants.push(request.tenant)
+        return { ok: true, resultJson: '1', logs: [] } as never
+      },
+      dispose: async () => {},
+      [Symbol.asyncDispose]: async () => {},
+    }
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine: recording }) } })
+    const alice = ctx.agent('alice')
+    const bob = ctx.agent('bob')
+    for (const agent of [alice, bob, alice]) {
+      const result = await agent.ctx.tools.execute({ callId: 'c', name: 'run_code', arguments: { code: 'return 1' }, signal: new AbortController().signal })
+      expect(result.isError).toBe(false)
+    }
+    expect(tenants).toEqual([alice, bob, alice])
+    expect(tenants[0]).toBe(alice)
+  })
+})
