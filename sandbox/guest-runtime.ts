@@ -283,6 +283,8 @@ var ReflectHas = Reflect.has;
 var ReflectGetOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
 var ErrorCtor = Error;
 var TypeErrorCtor = TypeError;
+var RangeErrorCtor = RangeError;
+var ObjectCtor = Object;
 var ProxyCtor = Proxy;
 var StringCtor = String;
 var DateProto = Date.prototype;
@@ -296,6 +298,39 @@ var MAX_DEPTH = ${MAX_JSON_DEPTH};
 var MAX_TEXT = ${MAX_ERROR_TEXT_CHARS};
 var MAX_NAME = ${MAX_NAME_CHARS};
 var MAX_STACK = ${MAX_STACK_TEXT_CHARS};
+
+// The same build allocates the result of Array.prototype.toReversed/toSorted/toSpliced/with with
+// every slot counted and none written, then reads the elements through program code (getters,
+// Proxy traps): a GC started meanwhile follows whatever bytes the program left in freed memory as
+// object pointers, a read/write primitive on the whole heap. The elements are read into a private
+// dense array first, and the native method runs on that copy, whose fast path runs no program code
+// while its result is incomplete (the index and start arguments are converted before it allocates).
+var ArrayProto = Array.prototype;
+function denseCopy(o) {
+  if (o === null || o === undefined) throw new TypeErrorCtor('not an object');
+  o = ObjectCtor(o);
+  var n = +o.length;
+  n = n > 0 ? n - n % 1 : 0;
+  if (n > 4294967295) throw new RangeErrorCtor('invalid array length');
+  var a = list();
+  for (var i = 0; i < n; i++) a[i] = o[i];
+  return a;
+}
+function rebuild(name, length) {
+  var native = ArrayProto[name];
+  var fn = function () {
+    var f = arguments[0];
+    if (length === 1 && f !== undefined && typeof f !== 'function') throw new TypeErrorCtor('not a function');
+    return ReflectApply(native, denseCopy(this), arguments);
+  };
+  ObjectDefineProperty(fn, 'name', { __proto__: null, value: name });
+  ObjectDefineProperty(fn, 'length', { __proto__: null, value: length });
+  ObjectDefineProperty(ArrayProto, name, { __proto__: null, value: fn, writable: true, configurable: true });
+}
+rebuild('toReversed', 0);
+rebuild('toSorted', 1);
+rebuild('toSpliced', 2);
+rebuild('with', 2);
 
 function hasOwn(o, k) { return ReflectApply(ObjectProtoHasOwn, o, [k]); }
 // Guest text bound for the host (error messages, paths, names): never megabytes. A string far

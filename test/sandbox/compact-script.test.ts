@@ -34,7 +34,10 @@ describe('compactScript', () => {
 
   it('compacts the prelude', () => {
     const prelude = guestRuntimeSource()
-    expect(prelude.length).toBeLessThan(15_000)
+    // A compile-cost budget (QuickJS compiles about 11 KB a millisecond, for every run): raised from
+    // 15,000 for the guards against three QuickJS heap bugs (BENCHMARKS.md); compaction takes it from
+    // about 24 KB of source.
+    expect(prelude.length).toBeLessThan(16_000)
     expect(prelude).not.toMatch(/\/\/ |\/\*/)
     expect(prelude.startsWith('(function(){\n')).toBe(true)
   })

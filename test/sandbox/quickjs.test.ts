@@ -191,6 +191,44 @@ describe('quickjs engine', () => {
     expect(fresh()).toBe(isolateTenants ? 2 : 0)
   })
 
+  it('builds toSorted, toReversed, toSpliced and with results without letting a GC walk their unwritten slots', async () => {
+    // QuickJS 0.32 allocates these results with every slot counted and none written, then reads the
+    // elements through program code: a GC started there follows what the program sprayed into freed
+    // memory (here a fake pointer) and traps, or worse. The prelude reads the elements first.
+    await using engine = createQuickJSEngine({ workers: 1 })
+    for (const method of ['toSorted', 'toReversed', 'toSpliced', 'with']) {
+      const args = method === 'with' ? '0, 1' : method === 'toSpliced' ? '0, 0' : ''
+      const code = `const N = 4096
+function spray() { for (let k = 0; k < 8; k++) { const ab = new ArrayBuffer(N * 8); const u = new Uint32Array(ab); for (let i = 0; i < u.length; i += 2) { u[i] = 0xfffffff0; u[i + 1] = 0xffffffff } } }
+let collected = false
+const target = []; target.length = N
+const p = new Proxy(target, { has() { return true }, get(t, k) { if (k === 'length') return N; if (!collected) { collected = true; const junk = []; for (let i = 0; i < 300000; i++) junk.push({ a: i }) } return 1 } })
+spray()
+const r = Array.prototype.${method}.call(p${args === '' ? '' : `, ${args}`})
+return [r.length, collected, r[1]]`
+      const result = await engine.run({ code, tools: [], limits: resolveLimits({}), host: fakeHost(), signal: new AbortController().signal })
+      expect(result.ok && JSON.parse(result.resultJson)).toEqual([4096, true, 1])
+    }
+  })
+
+  it('keeps the semantics of the four array methods it rebuilds', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    const code = `const holes = [3, , 1]
+return [
+  holes.toSorted().map(String), holes.toReversed().map(String), [1, 2, 3].toSpliced(1, 1, 'a', 'b'), [1, 2, 3].with(-1, 9),
+  Array.prototype.toSorted.call({ length: 2, 0: 'b', 1: 'a' }), Array.prototype.toReversed.call('ab'),
+  [3, 1, 2].toSorted((a, b) => b - a), [].toSpliced.length, [].with.length, [].toSorted.name,
+  (() => { try { [1].with(5, 0) } catch (e) { return e.name } })(),
+  (() => { try { [1].toSorted(1) } catch (e) { return e.name } })(),
+  (() => { try { Array.prototype.toReversed.call(null) } catch (e) { return e.name } })(),
+  Object.keys(Array.prototype).includes('toSorted'),
+]`
+    const result = await engine.run({ code, tools: [], limits: resolveLimits({}), host: fakeHost(), signal: new AbortController().signal })
+    expect(result.ok && JSON.parse(result.resultJson)).toEqual([
+      ['1', '3', 'undefined'], ['1', 'undefined', '3'], [1, 'a', 'b', 3], [1, 2, 9], ['a', 'b'], ['b', 'a'], [3, 2, 1], 2, 2, 'toSorted', 'RangeError', 'TypeError', 'TypeError', false,
+    ])
+  })
+
   it('refuses a maxWorkers below workers', () => {
     expect(() => createQuickJSEngine({ workers: 3, maxWorkers: 2 })).toThrow(/maxWorkers must be an integer no smaller than workers/)
   })
