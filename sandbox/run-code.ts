@@ -17,6 +17,7 @@ import { describeLimit, resolveLimits, withCeilings } from './limits.ts'
 import { createQuickJSEngine } from './quickjs/quickjs-engine.ts'
 import { stripTypes } from './strip-types.ts'
 import { MAX_CHECK_MS, TypeCheckThread } from './type-check-thread.ts'
+import type { OffThreadCheck } from './type-check-thread.ts'
 
 /** Options of {@link createRunCode}. */
 export interface RunCodeOptions {
@@ -165,6 +166,20 @@ function sharedTypeChecks(): TypeCheckThread {
   return typeChecks
 }
 
+/** Why a program was not run when its type check did not finish. */
+function uncheckedMessage(reason: Exclude<OffThreadCheck, { ok: true }>['reason'], limits: SandboxLimits): string {
+  switch (reason) {
+    case 'timeout':
+      return `The program was not run: type-checking it took longer than the ${limitSentence('wallTimeMs', limits)}`
+    case 'too-slow':
+      return `The program was not run: type-checking it took longer than ${MAX_CHECK_MS} ms, the most one check may take: simplify its types`
+    case 'aborted':
+      return 'The program was cancelled while it was type-checked'
+    case 'failed':
+      return 'The program was not run: the type checker failed on it'
+  }
+}
+
 function codeRunFailed(message: string): ToolError {
   return new ToolError(ToolErrorCode.CODE_RUN_FAILED, message)
 }
@@ -272,17 +287,7 @@ async function runProgram(
       signal: exec.signal,
       ...(exec.agent === undefined ? {} : { owner: exec.agent }),
     })
-    if (!checked.ok) {
-      throw codeRunFailed(
-        checked.reason === 'timeout'
-          ? `The program was not run: type-checking it took longer than the ${limitSentence('wallTimeMs', limits)}`
-          : checked.reason === 'too-slow'
-            ? `The program was not run: type-checking it took longer than ${MAX_CHECK_MS} ms, the most one check may take: simplify its types`
-            : checked.reason === 'aborted'
-              ? 'The program was cancelled while it was type-checked'
-              : 'The program was not run: the type checker failed on it',
-      )
-    }
+    if (!checked.ok) throw codeRunFailed(uncheckedMessage(checked.reason, limits))
     const { diagnostics } = checked
     if (diagnostics.length > 0) {
       const lines = diagnostics.slice(0, 10).map((d) => `line ${d.line}, column ${d.column}: ${d.message}`)

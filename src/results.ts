@@ -67,12 +67,14 @@ function readString(read: () => unknown): string {
   }
 }
 
+const KNOWN_CODES: ReadonlySet<unknown> = new Set(Object.values(ToolErrorCode))
+
 /** The code of a thrown `ToolError`, if it is one and its code reads as a known code. */
 function toolErrorCode(error: unknown): ToolErrorCode | undefined {
   try {
     if (!(error instanceof ToolError)) return undefined
     const code: unknown = error.code
-    return typeof code === 'string' && (Object.values(ToolErrorCode) as string[]).includes(code) ? (code as ToolErrorCode) : undefined
+    return KNOWN_CODES.has(code) ? (code as ToolErrorCode) : undefined
   } catch {
     // A revoked Proxy, or a code getter that throws.
     return undefined

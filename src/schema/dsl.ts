@@ -400,7 +400,7 @@ function visitSpecNode(walk: SpecWalk, frame: SpecFrame, stack: SpecFrame[]): vo
     } else if (branches.length < 2) {
       issues.push({ path: at, message: `oneOf needs at least two branches, found ${branches.length}` })
       branches.forEach((value, index) => children.push({ value, path: appendIndex(at, index), depth: frame.depth + 1, isProperty: false, place: discard }))
-    } else if (branches !== undefined) {
+    } else {
       const copy: JsonSchemaNode[] = new Array<JsonSchemaNode>(branches.length)
       walk.created.push(copy)
       node['oneOf'] = copy
