@@ -1,5 +1,5 @@
 import { compactScript } from './compact-script.ts'
-import type { EngineFailure, SandboxLimitName } from './engine.ts'
+import type { EngineFailure, SandboxLimitName, SandboxLimits } from './engine.ts'
 
 /**
  * The guest-side runtime shared by every engine: the JavaScript source of the prelude that gives a
@@ -28,8 +28,8 @@ import type { EngineFailure, SandboxLimitName } from './engine.ts'
  *    captures every intrinsic it uses, deletes both raw globals, defines a frozen `console`, and its
  *    completion value is the frozen runtime object {@link GuestRuntimeApi}, which the engine keeps on
  *    the host side only (it is never stored where the guest can reach it).
- * 3. The engine calls `init(toolsJson, maxLogBytes, maxArgumentBytes, maxTotalArgumentBytes)`
- *    with {@link toolsJson} and the run's limits: this defines the frozen `tools`. Console lines
+ * 3. The engine calls `init(toolsJson, ...initLimits(limits))` (see {@link toolsJson},
+ *    {@link initLimits}): this defines the frozen `tools`. Console lines
  *    and call arguments past those limits are refused inside the guest, before they are copied out.
  * 4. The engine evaluates {@link wrapProgram}(code) as a script named {@link PROGRAM_FILENAME}; its
  *    completion value is the program's promise. The engine waits for it to settle (by the engine's
@@ -96,6 +96,11 @@ export interface GuestRuntimeApi {
 /** The `init` argument for a run's bindings: JSON `[[binding, name], …]`. */
 export function toolsJson(tools: readonly { readonly binding: string; readonly name: string }[]): string {
   return JSON.stringify(tools.map((t) => [t.binding, t.name]))
+}
+
+/** The limits `init` takes after the tool list, in its order (contract step 3), for every engine. */
+export function initLimits(limits: SandboxLimits): readonly [maxLogBytes: number, maxArgumentBytes: number, maxTotalArgumentBytes: number] {
+  return [limits.maxLogBytes, limits.maxArgumentBytes, limits.maxTotalArgumentBytes]
 }
 
 /** Envelope text for a successful sub-call; `valueJson` is already JSON text. */

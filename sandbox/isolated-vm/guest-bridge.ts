@@ -1,5 +1,6 @@
 import type { Context, Reference } from 'isolated-vm'
-import { PROGRAM_FILENAME, wrapProgram } from '../guest-runtime.ts'
+import { initLimits, PROGRAM_FILENAME, toolsJson, wrapProgram } from '../guest-runtime.ts'
+import type { SandboxLimits, ToolBinding } from '../engine.ts'
 import type { IsolatedVm } from './load-isolated-vm.ts'
 
 /**
@@ -96,8 +97,7 @@ return freeze(function configure(calls, inFlightCalls) { maxCalls = calls; maxIn
 const SETTLE_GLOBAL = '__codemode_settle'
 
 /**
- * Returns `arm(toolsJson, maxResultBytes, maxSubCalls, maxSubCallsInFlight, maxLogBytes,
- * maxArgumentBytes, maxTotalArgumentBytes)`, which the host calls once before the program: it runs
+ * Returns `arm(...armArguments(tools, limits))`, which the host calls once before the program: it runs
  * the prelude's `init` and defines {@link SETTLE_GLOBAL} as a self-deleting getter. The program
  * script (see {@link programScript}) reads it before the program starts, passes it the program's
  * promise in the same task, and `settle` reports one string through the `done` Reference:
@@ -138,8 +138,8 @@ function onReason(reason) { report(describe(reason)); }
 function settle(promise) {
   try { reflectApply(promiseThen, promise, [onValue, onReason]); } catch (error) { report(describe(error)); }
 }
-return function arm(toolsJson, limit, maxCalls, maxInFlight, maxLogChars, maxArgumentChars, maxTotalArgumentChars) {
-  init(toolsJson, maxLogChars, maxArgumentChars, maxTotalArgumentChars);
+return function arm(toolsJson, limit, maxCalls, maxInFlight, ...limits) {
+  init(toolsJson, ...limits);
   maxResultBytes = limit;
   configure(maxCalls, maxInFlight);
   defineProperty(g, '${SETTLE_GLOBAL}', {
@@ -164,10 +164,14 @@ export function programScript(code: string): string {
 /** Compile options of {@link programScript}. */
 export const PROGRAM_SCRIPT_ORIGIN = Object.freeze({ filename: PROGRAM_FILENAME, lineOffset: -1 })
 
+/** `arm`'s arguments for a run: its tool list, its result and call limits, then the prelude's own. */
+export function armArguments(tools: readonly ToolBinding[], limits: SandboxLimits): ArmArguments {
+  return [toolsJson(tools), limits.maxResultBytes, limits.maxSubCalls, limits.maxSubCallsInFlight, ...initLimits(limits)]
+}
+type ArmArguments = [toolsJson: string, maxResultBytes: number, maxSubCalls: number, maxSubCallsInFlight: number, ...initLimits: number[]]
+
 /** Host-side handle to one prepared context's `arm`; never handed to the guest. */
-export type ArmReference = Reference<
-  (toolsJson: string, maxResultBytes: number, maxSubCalls: number, maxSubCallsInFlight: number, maxLogBytes: number, maxArgumentBytes: number, maxTotalArgumentBytes: number) => void
->
+export type ArmReference = Reference<(...args: ArmArguments) => void>
 
 /** Host functions the bridge dispatches to; they must never throw or reject. */
 export interface BridgeHost {

@@ -19,12 +19,11 @@ import {
   limitOfGuestError,
   parseFinish,
   successEnvelope,
-  toolsJson,
 } from '../guest-runtime.ts'
 import type { RawGuestError } from '../guest-runtime.ts'
 import { DEFAULT_SPIN_MICROS, KeepAwake, spinMicrosOption } from '../keep-awake.ts'
 import { RunMeter, describeLimit, resolveLimits, withCeilings } from '../limits.ts'
-import { PROGRAM_SCRIPT_ORIGIN, installBridge, programScript } from './guest-bridge.ts'
+import { PROGRAM_SCRIPT_ORIGIN, armArguments, installBridge, programScript } from './guest-bridge.ts'
 import type { ArmReference } from './guest-bridge.ts'
 import { loadIsolatedVm } from './load-isolated-vm.ts'
 import type { IsolatedVm } from './load-isolated-vm.ts'
@@ -107,6 +106,7 @@ const RUN_OVER = failureEnvelope('the program has already finished', 'ABORTED')
  */
 const REHEARSAL = 'console.log("x", { a: [1] })\nconst v = await tools.echo({ a: [1, "x"] })\ntry { null.x } catch (e) {}\nreturn { v, d: new Date(0) }'
 const REHEARSAL_TIMEOUT_MS = 5_000
+const REHEARSAL_LIMITS = resolveLimits({ maxResultBytes: 1_000, maxSubCalls: 10, maxSubCallsInFlight: 10, maxLogBytes: 1_000, maxArgumentBytes: 1_000, maxTotalArgumentBytes: 1_000 })
 
 async function rehearse(ivm: IsolatedVm, isolate: Isolate): Promise<void> {
   const context = await isolate.createContext()
@@ -120,7 +120,7 @@ async function rehearse(ivm: IsolatedVm, isolate: Isolate): Promise<void> {
         { call: async (_name, argsJson) => successEnvelope(argsJson), log: () => {}, done: resolve, breach: () => {} },
         { source: guestRuntimeSource(), filename: RUNTIME_FILENAME },
       )
-        .then((arm) => arm.apply(undefined, [toolsJson([{ binding: 'echo', name: 'echo' }]), 1_000, 10, 10, 1_000, 1_000, 1_000], { arguments: { copy: true } }))
+        .then((arm) => arm.apply(undefined, armArguments([{ binding: 'echo', name: 'echo' }], REHEARSAL_LIMITS), { arguments: { copy: true } }))
         .then(() => context.eval(programScript(REHEARSAL), PROGRAM_SCRIPT_ORIGIN))
         .catch(reject)
     })
@@ -327,11 +327,7 @@ class IsolatedVmEngine implements SandboxEngine {
       })
       // Not awaited: isolated-vm runs one isolate's tasks in order, so the program runs after it.
       sandbox.arm
-        .apply(
-          undefined,
-          [toolsJson(request.tools), limits.maxResultBytes, limits.maxSubCalls, limits.maxSubCallsInFlight, limits.maxLogBytes, limits.maxArgumentBytes, limits.maxTotalArgumentBytes],
-          { arguments: { copy: true } },
-        )
+        .apply(undefined, armArguments(request.tools, limits), { arguments: { copy: true } })
         .catch((cause: unknown) => {
           if (over) return
           // The prelude's init never throws for a host-made tool list: this is a host fault.

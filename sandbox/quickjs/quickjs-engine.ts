@@ -19,6 +19,7 @@ import {
   limitOfGuestError,
   parseFinish,
   successEnvelope,
+  initLimits,
   toolsJson,
   wrapProgram,
 } from '../guest-runtime.ts'
@@ -149,12 +150,12 @@ class QuickJSEngine implements SandboxEngine {
     return this.#runOn(worker, request, limits, tenant)
   }
 
-  /** A number for each tenant object, which the workers compare (0: the anonymous tenant). */
   /** @internal Tests only: runs that got a WASM module built for them (another heap size or tenant). */
   get freshHeapRuns(): number {
     return this.#freshHeapRuns
   }
 
+  /** A number for each tenant object, which the workers compare (0: the anonymous tenant). */
   #tenantOf(tenant: object | undefined): number {
     if (tenant === undefined || !this.#isolateTenants) return 0
     let id = this.#tenants.get(tenant)
@@ -266,6 +267,7 @@ class QuickJSEngine implements SandboxEngine {
         run: runId,
         code: wrapProgram(code),
         toolsJson: toolsJson(request.tools),
+        initLimits: initLimits(limits),
         names: request.tools.map((t) => t.name),
         limits,
         tenant,

@@ -339,7 +339,7 @@ function begin(run, message) {
   maxInFlight.dispose()
 
   const toolsJson = context.newString(message.toolsJson)
-  const figures = [run.limits.maxLogBytes, run.limits.maxArgumentBytes, run.limits.maxTotalArgumentBytes].map((n) => context.newNumber(n))
+  const figures = message.initLimits.map((n) => context.newNumber(n))
   const init = context.getProp(run.api, 'init')
   const initResult = guest(run, () => context.callFunction(init, context.undefined, toolsJson, ...figures))
   init.dispose()
