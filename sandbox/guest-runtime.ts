@@ -91,6 +91,11 @@ export interface GuestRuntimeApi {
   finish(value: unknown, maxResultBytes: number): string
   /** JSON text `{name, message, stack}` describing a rejection reason. */
   describeError(reason: unknown): string
+  /**
+   * Compile the prelude's deferred part (console formatting, error description) now rather than
+   * when a run first needs it: an engine calls it when it has time before a run. Runs no program code.
+   */
+  loadDeferred(): void
 }
 
 /** The `init` argument for a run's bindings: JSON `[[binding, name], …]`. */
@@ -235,10 +240,33 @@ function countLines(code: string): number {
  * comments and indentation (every line where it was): a QuickJS worker compiles it for every run.
  */
 export function guestRuntimeSource(): string {
-  compactPrelude ??= compactScript(PRELUDE)
+  compactPrelude ??= compactScript(PRELUDE).replace(DEFERRED_SLOT, () => JSON.stringify(deferredRuntimeSource()))
   return compactPrelude
 }
 let compactPrelude: string | undefined
+
+/**
+ * The source of the prelude's deferred part, compacted: {@link guestRuntimeSource} holds it as a
+ * string literal, which the guest compiles only when it needs it (see `late` in the prelude).
+ */
+export function deferredRuntimeSource(): string {
+  compactDeferred ??= compactScript(DEFERRED)
+  return compactDeferred
+}
+let compactDeferred: string | undefined
+
+/** Where the prelude holds the deferred part's source, as a string literal. */
+const DEFERRED_SLOT = 'DEFERRED_SOURCE_TEXT'
+
+/**
+ * What the deferred part of the prelude (DEFERRED) uses of the prelude's captured intrinsics and
+ * helpers: the prelude hands them over in one frozen object, DEFERRED takes each back by name.
+ */
+const KIT = [
+  'JSONstringify', 'ObjectIs', 'ObjectKeys', 'ObjectSetPrototypeOf', 'ObjectFreeze', 'ReflectApply', 'ReflectHas',
+  'ArrayIsArray', 'StringCtor', 'SymbolToString', 'DateToISOString', 'StringSlice', 'StringIndexOf',
+  'StringStartsWith', 'StringCharCodeAt', 'list', 'join', 'clip', 'tagOf', 'MAX_TEXT', 'MAX_NAME', 'MAX_STACK', 'MAX_CUT',
+] as const
 
 const PRELUDE = String.raw`(function () {
 'use strict';
@@ -479,52 +507,17 @@ function toJson(value) {
 
 function rejectText(r) { return r.what + ' at ' + clip(r.path, MAX_TEXT); }
 
-// Lenient console formatting: never throws, marks what JSON cannot hold.
-function show(v, depth, seen) {
-  var t = typeof v;
-  if (t === 'string') return depth === 0 ? v : JSONstringify(v);
-  if (v === null) return 'null';
-  if (t === 'undefined') return 'undefined';
-  if (t === 'number') return ObjectIs(v, -0) ? '-0' : '' + v;
-  if (t === 'boolean') return v ? 'true' : 'false';
-  if (t === 'bigint') return '' + v + 'n';
-  if (t === 'symbol') return ReflectApply(SymbolToString, v, []);
-  if (t === 'function') { var fname = ''; try { fname = typeof v.name === 'string' ? v.name : ''; } catch (e) {} return fname ? '[Function: ' + fname + ']' : '[Function]'; }
-  for (var s = 0; s < seen.n; s++) if (seen.items[s] === v) return '[Circular]';
-  var tag = tagOf(v);
-  if (tag === '[object Error]') {
-    try { return StringCtor(v.name) + ': ' + StringCtor(v.message); } catch (e) { return '[Error]'; }
-  }
-  if (depth > 4) return ArrayIsArray(v) ? '[Array]' : '[Object]';
-  seen.items[seen.n] = v; seen.n = seen.n + 1;
-  var parts = list(); var n = 0; var out;
-  if (ArrayIsArray(v)) {
-    var len = v.length;
-    var shown = len > 100 ? 100 : len;
-    for (var i = 0; i < shown; i++) { parts[n] = ReflectHas(v, i) ? show(v[i], depth + 1, seen) : '<empty>'; n = n + 1; }
-    if (len > shown) { parts[n] = '... ' + (len - shown) + ' more'; n = n + 1; }
-    out = '[' + join(parts, n, ',') + ']';
-  } else if (tag === '[object Date]') {
-    try { out = ReflectApply(DateToISOString, v, []); } catch (e) { out = 'Invalid Date'; }
-  } else {
-    var keys = ObjectKeys(v);
-    var klen = keys.length > 100 ? 100 : keys.length;
-    for (var k = 0; k < klen; k++) { parts[n] = JSONstringify(keys[k]) + ':' + show(v[keys[k]], depth + 1, seen); n = n + 1; }
-    if (keys.length > klen) { parts[n] = '"...":"' + (keys.length - klen) + ' more"'; n = n + 1; }
-    out = (tag === '[object Object]' ? '' : ReflectApply(StringSlice, tag, [8, -1]) + ' ') + '{' + join(parts, n, ',') + '}';
-  }
-  seen.n = seen.n - 1;
-  return out;
-}
-
-function format(args) {
-  var parts = list(); var len = args.length;
-  for (var i = 0; i < len; i++) {
-    var text;
-    try { var seen = { items: list(), n: 0 }; ObjectSetPrototypeOf(seen, null); text = show(args[i], 0, seen); } catch (e) { text = '[unprintable]'; }
-    parts[i] = text;
-  }
-  return join(parts, len, ' ');
+// Console formatting and error description (DEFERRED below) are not compiled with the rest: a
+// QuickJS worker compiles the prelude for every run, and most runs need neither. They are compiled
+// the first time a run needs them, or by loadDeferred when the engine has a moment before the run,
+// with the eval captured here (in the global scope, so they get what they use through the kit).
+var evalGlobal = g.eval;
+var kit = ObjectFreeze({ __proto__: null, ${KIT.map((name) => `${name}: ${name}`).join(', ')} });
+var DEFERRED_SOURCE = DEFERRED_SOURCE_TEXT;
+var deferred = null;
+function late() {
+  if (deferred === null) deferred = evalGlobal(DEFERRED_SOURCE)(kit);
+  return deferred;
 }
 
 // Console characters the run may still write, each line counted with its break, as the host
@@ -534,7 +527,7 @@ var logRoom = 0;
 function logger(level) {
   return function () {
     if (logRoom < 0) return;
-    var text = format(arguments);
+    var text = late().format(arguments);
     logRoom = logRoom - text.length - 1;
     if (logRoom < 0) rawLog(level, '', true);
     else rawLog(level, text, false);
@@ -669,6 +662,72 @@ function finish(value, maxResultBytes) {
   return json;
 }
 
+function describeError(reason) { return late().describeError(reason); }
+function loadDeferred() { late(); }
+
+return ObjectFreeze({ init: init, finish: finish, describeError: describeError, loadDeferred: loadDeferred });
+})()`
+
+
+
+/**
+ * The deferred part of the prelude: console formatting and error description, compiled in the
+ * guest when first needed (see `late` in PRELUDE). An expression script whose value is a factory
+ * of `{ format, describeError }`; it runs in the global scope, so every name it uses must be its
+ * own or come from the kit: a global it read would be the program's.
+ */
+const DEFERRED = String.raw`(function (kit) {
+'use strict';
+var ${KIT.map((name) => `${name} = kit.${name}`).join(', ')};
+
+// Lenient console formatting: never throws, marks what JSON cannot hold.
+function show(v, depth, seen) {
+  var t = typeof v;
+  if (t === 'string') return depth === 0 ? v : JSONstringify(v);
+  if (v === null) return 'null';
+  if (t === 'undefined') return 'undefined';
+  if (t === 'number') return ObjectIs(v, -0) ? '-0' : '' + v;
+  if (t === 'boolean') return v ? 'true' : 'false';
+  if (t === 'bigint') return '' + v + 'n';
+  if (t === 'symbol') return ReflectApply(SymbolToString, v, []);
+  if (t === 'function') { var fname = ''; try { fname = typeof v.name === 'string' ? v.name : ''; } catch (e) {} return fname ? '[Function: ' + fname + ']' : '[Function]'; }
+  for (var s = 0; s < seen.n; s++) if (seen.items[s] === v) return '[Circular]';
+  var tag = tagOf(v);
+  if (tag === '[object Error]') {
+    try { return StringCtor(v.name) + ': ' + StringCtor(v.message); } catch (e) { return '[Error]'; }
+  }
+  if (depth > 4) return ArrayIsArray(v) ? '[Array]' : '[Object]';
+  seen.items[seen.n] = v; seen.n = seen.n + 1;
+  var parts = list(); var n = 0; var out;
+  if (ArrayIsArray(v)) {
+    var len = v.length;
+    var shown = len > 100 ? 100 : len;
+    for (var i = 0; i < shown; i++) { parts[n] = ReflectHas(v, i) ? show(v[i], depth + 1, seen) : '<empty>'; n = n + 1; }
+    if (len > shown) { parts[n] = '... ' + (len - shown) + ' more'; n = n + 1; }
+    out = '[' + join(parts, n, ',') + ']';
+  } else if (tag === '[object Date]') {
+    try { out = ReflectApply(DateToISOString, v, []); } catch (e) { out = 'Invalid Date'; }
+  } else {
+    var keys = ObjectKeys(v);
+    var klen = keys.length > 100 ? 100 : keys.length;
+    for (var k = 0; k < klen; k++) { parts[n] = JSONstringify(keys[k]) + ':' + show(v[keys[k]], depth + 1, seen); n = n + 1; }
+    if (keys.length > klen) { parts[n] = '"...":"' + (keys.length - klen) + ' more"'; n = n + 1; }
+    out = (tag === '[object Object]' ? '' : ReflectApply(StringSlice, tag, [8, -1]) + ' ') + '{' + join(parts, n, ',') + '}';
+  }
+  seen.n = seen.n - 1;
+  return out;
+}
+
+function format(args) {
+  var parts = list(); var len = args.length;
+  for (var i = 0; i < len; i++) {
+    var text;
+    try { var seen = { items: list(), n: 0 }; ObjectSetPrototypeOf(seen, null); text = show(args[i], 0, seen); } catch (e) { text = '[unprintable]'; }
+    parts[i] = text;
+  }
+  return join(parts, len, ' ');
+}
+
 function text(v, fallback) {
   var s;
   try { s = typeof v === 'string' ? v : (v === undefined ? fallback : StringCtor(v)); } catch (e) { return fallback; }
@@ -733,5 +792,5 @@ function describeError(reason) {
   return '{"name":' + JSONstringify(name) + ',"message":' + JSONstringify(message) + ',"stack":' + JSONstringify(stack) + ',"code":' + JSONstringify(code) + '}';
 }
 
-return ObjectFreeze({ init: init, finish: finish, describeError: describeError });
-})()`
+return ObjectFreeze({ format: format, describeError: describeError });
+})`

@@ -119,6 +119,8 @@ const doneOptions = Object.freeze({ __proto__: null, arguments: Object.freeze({ 
 const init = runtime.init;
 const finish = runtime.finish;
 const describeError = runtime.describeError;
+// Compiled now, while the isolate is prepared, rather than when a run first logs or fails.
+runtime.loadDeferred();
 let maxResultBytes = 0;
 let reported = false;
 function report(text) {

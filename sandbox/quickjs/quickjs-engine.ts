@@ -67,6 +67,12 @@ export interface QuickJSEngineOptions {
   readonly isolateTenants?: boolean
   /** @internal Tests only: a stand-in worker entry speaking the same protocol. */
   readonly workerUrl?: URL
+  /**
+   * @internal Tests only: how long a prepared context stays unused before the worker compiles the
+   * prelude's deferred part into it (default 2 ms, see worker.js); negative: never, so every run
+   * compiles it when it first logs or fails.
+   */
+  readonly loadDeferredAfterMs?: number
 }
 
 /** After the wall deadline, how long the worker gets to report before the main thread kills it. */
@@ -126,6 +132,7 @@ class QuickJSEngine implements SandboxEngine {
         programFilename: PROGRAM_FILENAME,
         memoryLimitBytes: options.limits?.memoryLimitBytes ?? DEFAULT_LIMITS.memoryLimitBytes,
         spinMicros,
+        ...(options.loadDeferredAfterMs === undefined ? {} : { loadDeferredAfterMs: options.loadDeferredAfterMs }),
       },
     })
   }

@@ -23,6 +23,8 @@ export interface WorkerBootData {
   readonly memoryLimitBytes: number
   /** How long the worker spins for a sub-call's answer before it sleeps (see worker.js). */
   readonly spinMicros: number
+  /** How long a prepared context waits before its deferred prelude part is compiled (see worker.js). */
+  readonly loadDeferredAfterMs?: number
 }
 
 /** The messages a worker sends while it runs a program. */

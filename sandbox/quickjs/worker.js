@@ -22,8 +22,9 @@
 // next run (after any limit breach or fault); it posts 'ready' again when that is done.
 //
 // Five things keep the per-run and per-call costs low:
-//  - Evaluating the prelude costs about 1 ms (QuickJS compiles ~12 KB of source), several times
-//    everything else a short run does. So after each run (and at start) the worker prepares the
+//  - Evaluating the prelude costs about 1 ms (QuickJS compiles the ~12 KB every run needs; the
+//    rest comes later, see loadDeferredAfterMs), several times everything else a short run
+//    does. So after each run (and at start) the worker prepares the
 //    NEXT fresh runtime+context with the prelude already evaluated and only then says 'ready'; a
 //    run starts on it with `init(toolsJson)` and its program. A prepared context is used by one
 //    program at most and disposed after it, exactly like one created on demand.
@@ -65,6 +66,7 @@ const {
   replies,
   bell,
   spinMicros,
+  loadDeferredAfterMs = 2,
 } = workerData
 
 const sendText = createMessageSender(ring, () => bell.postMessage(0))
@@ -271,13 +273,39 @@ function prepareAndAnnounce() {
     process.exit(1)
   }
   send({ t: 'ready' })
+  if (loadDeferredAfterMs >= 0) deferredTimer = setTimeout(loadDeferredIntoSpare, loadDeferredAfterMs)
 }
+
+/**
+ * `loadDeferredAfterMs` (workerData, default 2): how long a prepared context stays unused before
+ * the worker compiles the prelude's deferred part (console formatting, error description) into it.
+ * That part is about a third of the prelude, left out of `prepareContext` so that back-to-back runs,
+ * which find their context within a millisecond or two, pay for it only if they log or fail. Runs
+ * further apart find it compiled.
+ */
+let deferredTimer
+
+function loadDeferredIntoSpare() {
+  deferredTimer = undefined
+  // A failure here leaves it to be compiled when first needed.
+  if (spare !== undefined) compileDeferred(spare.context, spare.api)
+}
+
+/** Call the prelude's `loadDeferred` in `context`; a failure (an exhausted heap) is dropped. */
+function compileDeferred(context, api) {
+  const load = context.getProp(api, 'loadDeferred')
+  const result = context.callFunction(load, context.undefined)
+  load.dispose()
+  ;(result.error ?? result.value).dispose()
+}
+
 
 parentPort.on('message', (message) => {
   if (message.t === 'run') void startRun(message)
 })
 
 async function startRun(message) {
+  clearTimeout(deferredTimer)
   const limits = message.limits
   // A run with another heap size than the warm module's gets a module built for it (rare), and so
   // does a run of another tenant than the module last ran for: freed memory keeps what a run left
@@ -586,16 +614,25 @@ function pump(run) {
   finishRun(run, { kind: 'finish', text }, text.startsWith('!'))
 }
 
+/**
+ * Whether the guest heap is (as good as) exhausted: its WASM memory, which only grows, within a few
+ * MiB of its maximum. That maximum is what bounds a program's memory: QuickJS's own limit counts
+ * 8 bytes per allocation in this build (it has no malloc_usable_size), whatever its size. When a
+ * small allocation fails, the memory stays below the maximum by up to the last growth step the
+ * allocator could not take (measured: 64 KiB to 1.5 MiB, for limits of 8 to 128 MiB).
+ */
+function heapNearlyFull() {
+  return wasmMaxBytes - wasmMemory.buffer.byteLength <= Math.min(4 * 2 ** 20 + moduleMemoryLimit / 16, moduleMemoryLimit / 4)
+}
+
 /** The program (or the runtime on its behalf) threw `errorHandle`; describe it and end the run. */
 function failWith(run, errorHandle) {
   if (run.kill !== undefined) {
     errorHandle.dispose()
     return finishRun(run, { kind: 'limit', limit: run.kill }, true)
   }
-  // QuickJS throws `null` when it cannot even allocate its "out of memory" error (an exhausted heap
-  // of small objects). With the WASM memory at its maximum that is the memory limit, not a program
-  // that threw null.
-  if (run.context.sameValue(errorHandle, run.context.null) && wasmMemory.buffer.byteLength >= wasmMaxBytes) {
+  // QuickJS throws `null` when its heap is too full to build even its "out of memory" error.
+  if (run.context.sameValue(errorHandle, run.context.null) && heapNearlyFull()) {
     errorHandle.dispose()
     return finishRun(run, { kind: 'limit', limit: 'memoryLimitBytes' }, true)
   }
@@ -611,17 +648,18 @@ function failWith(run, errorHandle) {
       described.error.dispose()
     }
   }
+  errorHandle.dispose()
+  if (run.kill !== undefined) return finishRun(run, { kind: 'limit', limit: run.kill }, true)
   // Stack and heap exhaustion leave the runtime in a state not worth trusting for the next run.
   let exhausted = false
   if (raw === undefined) {
     // describeError itself failed (out of memory, exhausted stack). Nothing more is read from the
     // thrown value: reading it (a dump, a property) runs the program's getters and toJSON outside
     // any CPU slice, where no limit is counted.
+    if (heapNearlyFull()) return finishRun(run, { kind: 'limit', limit: 'memoryLimitBytes' }, true)
     raw = { name: 'Error', message: 'the program threw a value that could not be described: describing it exhausted the heap or the stack', stack: '' }
     exhausted = true
   }
-  errorHandle.dispose()
-  if (run.kill !== undefined) return finishRun(run, { kind: 'limit', limit: run.kill }, true)
   exhausted ||= raw.name === 'InternalError' && (raw.message === 'stack overflow' || raw.message === 'out of memory')
   finishRun(run, { kind: 'error', error: raw }, exhausted)
 }
@@ -648,8 +686,10 @@ function fault(run, error) {
 function finishRun(run, outcome, reset) {
   if (run.done) return
   run.done = true
-  run.reset = reset
-  send({ t: 'done', run: run.id, outcome, reset, freshHeap: run.freshHeap })
+  // A module whose memory grew to (nearly) its maximum is rebuilt too: the next run gets the whole
+  // heap, and a `null` it throws is not taken for an exhausted heap (see heapNearlyFull).
+  run.reset = reset || heapNearlyFull()
+  send({ t: 'done', run: run.id, outcome, reset: run.reset, freshHeap: run.freshHeap })
 }
 
 /** After a run: free its runtime (or the whole module), prepare the next context, say 'ready'. */

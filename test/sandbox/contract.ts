@@ -414,6 +414,19 @@ return [outcomes, settled]`
         await expectEngineStillWorks()
       })
 
+      it.each([
+        ['small objects', 'const a = []\nwhile (true) a.push({})'],
+        ['small objects held by a global', 'globalThis.keep = []\nwhile (true) keep.push({ n: keep.length })'],
+        ['a Map', 'const m = new Map()\nlet i = 0\nwhile (true) m.set(i, i++)'],
+        ['a linked list', 'let l = null\nwhile (true) l = { next: l }'],
+      ])('stops allocation of %s without end at the memory limit', async (_what, code) => {
+        // QuickJS cannot even build its "out of memory" error here, and throws null.
+        expectLimit(await run(engine, code, { limits: { cpuTimeMs: 10_000, wallTimeMs: 20_000 } }), 'memoryLimitBytes')
+        // A null the program throws itself, on the next run, is its own.
+        const thrown = await run(engine, 'throw null')
+        expect(thrown.ok === false && thrown.error).toMatchObject({ kind: 'guest', message: 'Uncaught null' })
+      })
+
       it('reports uncaught runaway recursion as the stack limit', async () => {
         expectLimit(await run(engine, 'function f(n) { return f(n + 1) + 1 }\nreturn f(0)'), 'stackSizeBytes')
         await expectEngineStillWorks()

@@ -7,12 +7,18 @@ import { CONTRACT_LIMITS, CONTRACT_TOOLS, engineContract, fakeHost } from './con
 
 engineContract('quickjs', () => createQuickJSEngine({ workers: 2, limits: { memoryLimitBytes: CONTRACT_LIMITS.memoryLimitBytes } }))
 
-function runOn(engine: SandboxEngine, code: string, overrides: Partial<typeof CONTRACT_LIMITS> = {}, signal?: AbortSignal): Promise<EngineRunResult> {
+function runOn(
+  engine: SandboxEngine,
+  code: string,
+  overrides: Partial<typeof CONTRACT_LIMITS> = {},
+  signal?: AbortSignal,
+  host: GuestHost = fakeHost(),
+): Promise<EngineRunResult> {
   return engine.run({
     code,
     tools: CONTRACT_TOOLS,
     limits: resolveLimits({ ...CONTRACT_LIMITS, ...overrides }),
-    host: fakeHost(),
+    host,
     signal: signal ?? new AbortController().signal,
   })
 }
@@ -332,5 +338,76 @@ return [
   it('runs a program whose memory limit differs from the warm workers', async () => {
     await using engine = createQuickJSEngine({ workers: 1 })
     expect(await runOn(engine, 'return 3', { memoryLimitBytes: 16 * 1024 * 1024 })).toEqual({ ok: true, resultJson: '3' })
+  })
+})
+
+describe("quickjs: the prelude's deferred part, compiled by the run that first needs it", () => {
+  // Never compiled ahead (loadDeferredAfterMs -1), against the default (compiled into a context left
+  // unused for 2 ms: the runs below start 20 ms apart).
+  const withoutAhead = (): SandboxEngine => createQuickJSEngine({ workers: 1, loadDeferredAfterMs: -1, limits: { memoryLimitBytes: 16 << 20 } })
+  const withAhead = (): SandboxEngine => createQuickJSEngine({ workers: 1, limits: { memoryLimitBytes: 16 << 20 } })
+
+  async function outcome(engine: SandboxEngine, code: string, limits: Partial<typeof CONTRACT_LIMITS> = {}) {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const host = fakeHost()
+    const result = await runOn(engine, code, { memoryLimitBytes: 16 << 20, ...limits }, undefined, host)
+    return { result, logs: host.logs }
+  }
+
+  const PROGRAMS = [
+    'console.log("a", { b: [1, 2] }, [undefined, -0])\nconsole.warn(new RangeError("w"))\nreturn 1',
+    'const x = 1\nnull.f(x)',
+    "throw { code: 'E_CUSTOM', message: 'custom' }",
+    'await tools.fail({})',
+  ]
+
+  it('logs and describes errors exactly as a run that found it compiled', async () => {
+    await using lazy = withoutAhead()
+    await using ahead = withAhead()
+    for (const code of PROGRAMS) {
+      const got = await outcome(lazy, code)
+      expect(got, code).toEqual(await outcome(ahead, code))
+    }
+  }, 30_000)
+
+  it('reports an error it cannot describe on a full heap as the memory limit', async () => {
+    // The program fills its heap for good, then throws an error made before: describing it needs
+    // the deferred part, which no longer fits. A run that found it compiled describes the error.
+    const code = "const full = new TypeError('the heap is full')\nglobalThis.keep = []\ntry { for (;;) keep.push({}) } catch (e) { throw full }"
+    await using lazy = withoutAhead()
+    await using ahead = withAhead()
+    expect((await outcome(lazy, code)).result).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'memoryLimitBytes' } })
+    expect((await outcome(ahead, code)).result).toMatchObject({ ok: false, error: { kind: 'guest', name: 'TypeError', message: 'the heap is full', line: 1 } })
+  }, 30_000)
+
+  it('reports an exhausted heap as the memory limit', async () => {
+    await using lazy = withoutAhead()
+    for (const code of ['const a = []\nfor (;;) a.push("x".repeat(1024) + a.length)', 'globalThis.keep = []\nfor (;;) keep.push({})']) {
+      const { result } = await outcome(lazy, code, { cpuTimeMs: 10_000, wallTimeMs: 20_000 })
+      expect(result, code).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'memoryLimitBytes' } })
+    }
+  }, 60_000)
+
+  it("compiles it with the prelude's own eval and intrinsics, whatever the program replaced first", async () => {
+    await using lazy = withoutAhead()
+    const code = [
+      'let touched = 0',
+      'const forged = () => { touched++; return () => "forged" }',
+      'globalThis.eval = () => { touched++; return () => ({ format: forged, describeError: forged }) }',
+      'for (const name of ["format", "describeError", "kit", "JSONstringify", "clip", "list"]) {',
+      '  Object.defineProperty(Object.prototype, name, { get() { touched++; return forged }, set() { touched++ }, configurable: true })',
+      '}',
+      'Function.prototype.call = Function.prototype.apply = forged',
+      'Array.prototype.join = forged',
+      'console.log("x", { a: [1] })',
+      'console.log(touched)',
+      "throw new TypeError('real ' + touched)",
+    ].join('\n')
+    const { result, logs } = await outcome(lazy, code)
+    expect(logs).toEqual([
+      { level: 'log', text: 'x {"a":[1]}' },
+      { level: 'log', text: '0' },
+    ])
+    expect(result).toMatchObject({ ok: false, error: { kind: 'guest', name: 'TypeError', message: 'real 0', line: 11 } })
   })
 })
