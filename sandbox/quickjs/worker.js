@@ -109,8 +109,14 @@ function decideKill(run, limit) {
 const threadCpuMs = openThreadCpuClock()
 
 const PAGE = 65536
-// The build needs 16 MiB of initial memory (static data, C stack); the guest heap comes on top.
+// The build needs 16 MiB of initial memory: static data and the C stack take about 5 MiB of it, the
+// rest is heap. That rest is reserved at load (see reserveBasePages) but for HEADROOM_BYTES, where
+// the interpreter's own runtime, context and prelude live; the guest heap comes on top, up to the
+// memory limit.
 const BASE_PAGES = 256
+const HEADROOM_BYTES = 1024 * 1024
+// QuickJS's own allocation count (setMemoryLimit) at a smaller limit fails the prelude itself.
+const MIN_HEAP_BYTES = 1024 * 1024
 // The interpreter's own C stack lives in the WASM memory: deeper JS recursion overflows it.
 const MAX_STACK_BYTES = 256 * 1024
 const LOG_LEVELS = new Set(['log', 'info', 'warn', 'error'])
@@ -137,14 +143,39 @@ async function loadModule(memoryLimitBytes) {
   quickjs = undefined
   moduleMemoryLimit = -1
   moduleTenant = undefined
-  const memory = new WebAssembly.Memory({
-    initial: BASE_PAGES,
-    maximum: BASE_PAGES + Math.ceil(memoryLimitBytes / PAGE),
-  })
+  const maximum = BASE_PAGES + Math.ceil(heapBytes(memoryLimitBytes) / PAGE)
+  const memory = new WebAssembly.Memory({ initial: BASE_PAGES, maximum })
   wasmMemory = memory
-  wasmMaxBytes = (BASE_PAGES + Math.ceil(memoryLimitBytes / PAGE)) * PAGE
-  quickjs = await newQuickJSWASMModuleFromVariant(newVariant(releaseSyncVariant, { wasmMemory: memory }))
+  wasmMaxBytes = maximum * PAGE
+  const module = await newQuickJSWASMModuleFromVariant(newVariant(releaseSyncVariant, { wasmMemory: memory }))
+  reserveBasePages(module, memory)
+  quickjs = module
   moduleMemoryLimit = memoryLimitBytes
+}
+
+/** The guest heap a memory limit gives: the limit, at least MIN_HEAP_BYTES. */
+function heapBytes(memoryLimitBytes) {
+  return Math.max(memoryLimitBytes, MIN_HEAP_BYTES)
+}
+
+/**
+ * Allocate, once and for the module's life, the free part of the initial 16 MiB but HEADROOM_BYTES.
+ * Without it a program gets about 10 MiB beyond its memory limit (measured: with a 4 MiB limit a
+ * program held 14 MiB of strings; QuickJS's own setMemoryLimit does not stop it). The allocator's first block shows where the heap starts; the
+ * emscripten module is an internal of quickjs-emscripten (pinned), checked here so a change in it
+ * is a clear error at start, not a silently larger heap.
+ */
+function reserveBasePages(module, memory) {
+  const emscripten = module.module
+  if (typeof emscripten?._malloc !== 'function' || typeof emscripten?._free !== 'function') {
+    throw new Error('quickjs-emscripten no longer exposes its emscripten module (module._malloc); the guest heap cannot be bounded')
+  }
+  const first = emscripten._malloc(16)
+  emscripten._free(first)
+  const free = BASE_PAGES * PAGE - first - HEADROOM_BYTES
+  // Never freed: the module is thrown away whole.
+  if (free > 0 && emscripten._malloc(free) === 0) throw new Error('could not reserve the base pages of a new QuickJS module')
+  if (memory.buffer.byteLength !== BASE_PAGES * PAGE) throw new Error('reserving the base pages of a new QuickJS module grew its memory')
 }
 
 /**
@@ -226,7 +257,7 @@ function prepareContext() {
   // The call queue's control object, then its functions; all freed before the context.
   const handles = []
   try {
-    runtime.setMemoryLimit(moduleMemoryLimit)
+    runtime.setMemoryLimit(heapBytes(moduleMemoryLimit))
     runtime.setMaxStackSize(MAX_STACK_BYTES)
     runtime.setInterruptHandler(() => box.run !== undefined && shouldInterrupt(box.run))
     context = runtime.newContext()
@@ -357,7 +388,7 @@ function begin(run, message) {
   run.context = context
   run.api = prepared.api
   run.calls = prepared.calls
-  runtime.setMemoryLimit(run.limits.memoryLimitBytes)
+  runtime.setMemoryLimit(heapBytes(run.limits.memoryLimitBytes))
   runtime.setMaxStackSize(Math.min(run.limits.stackSizeBytes, MAX_STACK_BYTES))
   prepared.box.run = run
   const maxCalls = context.newNumber(run.limits.maxSubCalls)
@@ -622,7 +653,8 @@ function pump(run) {
  * allocator could not take (measured: 64 KiB to 1.5 MiB, for limits of 8 to 128 MiB).
  */
 function heapNearlyFull() {
-  return wasmMaxBytes - wasmMemory.buffer.byteLength <= Math.min(4 * 2 ** 20 + moduleMemoryLimit / 16, moduleMemoryLimit / 4)
+  const heap = heapBytes(moduleMemoryLimit)
+  return wasmMaxBytes - wasmMemory.buffer.byteLength <= Math.min(4 * 2 ** 20 + heap / 16, heap / 4)
 }
 
 /** The program (or the runtime on its behalf) threw `errorHandle`; describe it and end the run. */

@@ -339,6 +339,31 @@ return [
     await using engine = createQuickJSEngine({ workers: 1 })
     expect(await runOn(engine, 'return 3', { memoryLimitBytes: 16 * 1024 * 1024 })).toEqual({ ok: true, resultJson: '3' })
   })
+
+  describe('holds a program to its memory limit', () => {
+    const MIB = 1024 * 1024
+    // Holds `mib` MiB of distinct 64 KiB one-byte strings (QuickJS copies a slice).
+    const hold = (mib: number): string =>
+      `const s = 'x'.repeat(65536)\nconst held = []\nfor (let i = 0; i < ${mib * 16}; i++) held.push(s.slice(1) + (i % 10))\nreturn held.length`
+
+    it('and not to the limit plus the free part of the WASM module’s first 16 MiB', async () => {
+      await using engine = createQuickJSEngine({ workers: 1, limits: { memoryLimitBytes: 4 * MIB } })
+      const limits = { memoryLimitBytes: 4 * MIB }
+      expect(await runOn(engine, hold(3), limits)).toEqual({ ok: true, resultJson: String(3 * 16) })
+      // Before the base pages were reserved, about 10 MiB more than the limit fit.
+      const over = await runOn(engine, hold(8), limits)
+      expect(over.ok === false && over.error).toMatchObject({ kind: 'limit', limit: 'memoryLimitBytes' })
+      expect(await runOn(engine, hold(3), limits)).toEqual({ ok: true, resultJson: String(3 * 16) })
+    })
+
+    it('of at least 1 MiB: a smaller limit still runs programs, and still bounds them', async () => {
+      await using engine = createQuickJSEngine({ workers: 1, limits: { memoryLimitBytes: 1024 } })
+      const limits = { memoryLimitBytes: 1024 }
+      expect(await runOn(engine, 'console.log("hi")\nreturn [1, 2, 3].map((n) => n * 2)', limits)).toEqual({ ok: true, resultJson: '[2,4,6]' })
+      const over = await runOn(engine, hold(2), limits)
+      expect(over.ok === false && over.error).toMatchObject({ kind: 'limit', limit: 'memoryLimitBytes' })
+    })
+  })
 })
 
 describe("quickjs: the prelude's deferred part, compiled by the run that first needs it", () => {
