@@ -147,7 +147,7 @@ class QuickJSEngine implements SandboxEngine {
     if (Buffer.byteLength(request.code, 'utf8') > limits.maxSourceBytes) return limitResult('maxSourceBytes', limits)
     if (request.signal.aborted) return abortedResult()
     const tenant = this.#tenantOf(request.tenant)
-    const worker = await this.#pool.acquire(request.signal, tenant)
+    const worker = this.#pool.tryAcquire(tenant) ?? (await this.#pool.acquire(request.signal, tenant))
     if (worker === undefined) return abortedResult()
     // An abort between the lease and the run's own listener (the await above) would go unheard.
     if (request.signal.aborted) {

@@ -263,6 +263,20 @@ export class WorkerPool {
    * Throws `DisposedError` after dispose, and a `ToolError` when the queue is full or workers
    * cannot start.
    */
+  /**
+   * An idle worker at once, preferring one whose module last ran for `tenant`, when no run is
+   * waiting; otherwise undefined (then `acquire`). The usual case, kept free of a promise and of
+   * abort listeners, which cost tens of microseconds on a cold core.
+   */
+  tryAcquire(tenant?: number): LeasedWorker | undefined {
+    if (this.#disposed || this.#waiters.length > 0) return undefined
+    const chosen = this.#idleFor(tenant)
+    if (chosen === undefined) return undefined
+    this.#lease(chosen, tenant)
+    this.#updateRefs()
+    return chosen
+  }
+
   acquire(signal: AbortSignal, tenant?: number): Promise<LeasedWorker | undefined> {
     if (this.#disposed) return Promise.reject(new DisposedError('QuickJS engine'))
     if (this.#waiters.length >= this.#maxQueued) {
@@ -422,27 +436,34 @@ export class WorkerPool {
     // one (a worker switching tenants builds a fresh module first: about 7 ms), else any idle one.
     while (this.#waiters.length > 0) {
       const waiter = this.#waiters[0] as Waiter
-      let chosen: Slot | undefined
-      for (const slot of this.#slots) {
-        if (slot.state !== 'idle') continue
-        chosen ??= slot
-        if (slot.tenant === waiter.tenant) {
-          chosen = slot
-          break
-        }
-      }
+      const chosen = this.#idleFor(waiter.tenant)
       if (chosen === undefined) break
       this.#waiters.shift()
       waiter.signal.removeEventListener('abort', waiter.onAbort)
-      clearTimeout(chosen.retire)
-      chosen.state = 'busy'
-      chosen.tenant = waiter.tenant
-      chosen.unpoll = this.#keepAwake.register(chosen)
+      this.#lease(chosen, waiter.tenant)
       waiter.resolve(chosen)
     }
     if (this.#waiters.length > 0) this.#growSoon()
     // The refs must follow every change of state, a worker turning idle too.
     this.#updateRefs()
+  }
+
+  /** An idle worker, one whose module last ran for `tenant` if there is one; undefined if none is idle. */
+  #idleFor(tenant: number | undefined): Slot | undefined {
+    let chosen: Slot | undefined
+    for (const slot of this.#slots) {
+      if (slot.state !== 'idle') continue
+      if (slot.tenant === tenant) return slot
+      chosen ??= slot
+    }
+    return chosen
+  }
+
+  #lease(slot: Slot, tenant: number | undefined): void {
+    clearTimeout(slot.retire)
+    slot.state = 'busy'
+    slot.tenant = tenant
+    slot.unpoll = this.#keepAwake.register(slot)
   }
 
   /**

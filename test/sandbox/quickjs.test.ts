@@ -152,23 +152,47 @@ describe('quickjs engine', () => {
 
   it('gives a lease back to the pool when the run is aborted between the lease and its start', async () => {
     await using engine = createQuickJSEngine({ workers: 1 })
+    // Only a run that waited for a worker has that window (an idle worker is leased synchronously):
+    // make every run wait, and abort it just as its lease arrives.
+    const controller = new AbortController()
+    const original = WorkerPool.prototype.acquire
+    const tryAcquire = vi.spyOn(WorkerPool.prototype, 'tryAcquire').mockReturnValue(undefined)
+    const acquire = vi.spyOn(WorkerPool.prototype, 'acquire')
+    acquire.mockImplementation(function (this: WorkerPool, ...args) {
+      return original.apply(this, args).then((worker) => {
+        controller.abort()
+        return worker
+      })
+    })
     const giveBack = vi.spyOn(WorkerPool.prototype, 'giveBack')
     try {
-      // The window opens only when a worker is idle at once; it is, once it has prepared its next context.
-      for (let attempt = 0; attempt < 20 && giveBack.mock.calls.length === 0; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 50))
-        const controller = new AbortController()
-        const pending = runOn(engine, 'await new Promise(() => {})', { wallTimeMs: 120_000 }, controller.signal)
-        controller.abort()
-        const result = await pending
-        expect(!result.ok && result.error.kind).toBe('aborted')
-      }
-      expect(giveBack).toHaveBeenCalled()
-      // The worker given back serves the next run.
-      const next = await runOn(engine, 'return 2')
-      expect(next.ok && JSON.parse(next.resultJson)).toBe(2)
+      const result = await runOn(engine, 'await new Promise(() => {})', { wallTimeMs: 120_000 }, controller.signal)
+      expect(!result.ok && result.error.kind).toBe('aborted')
+      expect(giveBack).toHaveBeenCalledTimes(1)
+      acquire.mockRestore()
+      // The worker given back serves the next run, leased by either path.
+      expect(await runOn(engine, 'return 2')).toEqual({ ok: true, resultJson: '2' })
+      tryAcquire.mockRestore()
+      expect(await runOn(engine, 'return 3')).toEqual({ ok: true, resultJson: '3' })
     } finally {
+      tryAcquire.mockRestore()
+      acquire.mockRestore()
       giveBack.mockRestore()
+    }
+  })
+
+  it('leases an idle worker without waiting, and queues runs behind those already waiting', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    expect(await runOn(engine, 'return 0')).toEqual({ ok: true, resultJson: '0' })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const acquire = vi.spyOn(WorkerPool.prototype, 'acquire')
+    try {
+      // The worker is idle: the first run takes it at once; the others wait in order.
+      const runs = [1, 2, 3].map((n) => runOn(engine, `return ${n}`))
+      expect((await Promise.all(runs)).map((r) => r.ok && r.resultJson)).toEqual(['1', '2', '3'])
+      expect(acquire).toHaveBeenCalledTimes(2)
+    } finally {
+      acquire.mockRestore()
     }
   })
 
