@@ -101,6 +101,35 @@ function htmlOpenComment(file: ts.SourceFile, code: string): { position: number;
 }
 
 /**
+ * Put a `;` where each overload signature (a function, method or constructor without a body) was.
+ * ts-blank-space blanks them to spaces, its explicit `;` too, so the line before one ran on into
+ * the line after it: `b = 4` / `function f(): void` / `(g)()` became `b = 4(g)()`, and a `/` on the
+ * next line began a division in the engine where TypeScript had read a regular expression, so code
+ * TypeScript took for a string ran (outside the program's wrapper, in sloppy mode). A `;` is an
+ * empty statement, or an empty class element, wherever such a signature can stand.
+ */
+function endOverloads(file: ts.SourceFile, blanked: string): string {
+  const positions: number[] = []
+  const visit = (node: ts.Node): void => {
+    if ((ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isConstructorDeclaration(node)) && node.body === undefined) {
+      positions.push(node.getStart(file))
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(file)
+  if (positions.length === 0) return blanked
+  let out = ''
+  let from = 0
+  for (const position of positions) {
+    // Blanked, as every body-less signature is; anything else is left as it is.
+    if (blanked.charCodeAt(position) !== 0x20) continue
+    out += blanked.slice(from, position) + ';'
+    from = position + 1
+  }
+  return out + blanked.slice(from)
+}
+
+/**
  * Remove the TypeScript types from `source`, the body of an async function (top-level `await` and
  * `return` are fine). On success every remaining character keeps its line and column; plain
  * JavaScript comes back unchanged. Fails, with the first problem's 1-based line and column, on a
@@ -143,7 +172,7 @@ function strip(source: string): StripTypesResult {
   }
 
   const nonErasable: ts.Node[] = []
-  const blanked = blankSourceFile(file, (node) => nonErasable.push(node))
+  const blanked = endOverloads(file, blankSourceFile(file, (node) => nonErasable.push(node)))
   const problems = nonErasable.map((node) => ({ position: node.getStart(file), message: describeNonErasable(node) }))
   for (const statement of body?.statements ?? []) {
     const message = describeModuleSyntax(statement)

@@ -61,6 +61,40 @@ describe('stripTypes', () => {
     expect(strip('import type { A } from "a"\nreturn 1')).toMatch(/^[ ;]{26}\nreturn 1$/)
   })
 
+  it('ends each overload signature with a `;`, so the lines around it never run together', () => {
+    // Without it `b = 4` and `(g)()` would become `b = 4(g)()`.
+    const cases = [
+      ['let b = 4', 'function f(): void', '(g)()'],
+      ['let b = 4', 'async function f(x: string): Promise<void>;', '(g)()'],
+      ['class C {', '  x = 1', '  m(a: string): void', '  [k]() {}', '  constructor(a: number)', '  constructor(a) {}', '}'],
+      ['abstract class A {', '  x = 1', '  abstract m(): void', '  [k]() {}', '}'],
+      // Declarations blanked with a `;` already keep just that one.
+      ['let b = 4', 'declare function g(): void', '(g)()'],
+    ]
+    for (const lines of cases) {
+      const stripped = strip(lines.join('\n')).split('\n')
+      expect(stripped.map((line) => line.length)).toEqual(lines.map((line) => line.length))
+      const expected = lines.map((line) => (/^\s*(abstract |async |declare )?(function|m\(|constructor\(a:)/.test(line) ? ';' : line.replace(/^abstract /, '').trim()))
+      expect(stripped.map((line) => line.trim())).toEqual(expected)
+    }
+  })
+
+  it('gives the engine no way to read as code what TypeScript read as a string, through an overload', async () => {
+    // TypeScript reads line 5 as a regular expression and a string; without the `;` the engine read
+    // `4 / x + '/;'` and ran the rest, outside the program's wrapper.
+    const source = [
+      'let x = 1',
+      'let b = 4',
+      'function f(): void',
+      "/x+'/;' ; return \"escaped\" })(), (async () => { //'",
+      "return 'inside'",
+    ].join('\n')
+    const code = strip(source)
+    // What TypeScript sees in the stripped text is what the engine runs: the wrapper stays whole.
+    expect(strip(code)).toBe(code)
+    await expect(new Function(`return (async () => {${code}\n})()`)()).resolves.toBe('inside')
+  })
+
   it('returns plain JavaScript unchanged', () => {
     const source = 'const r = await tools.search({ q: "x" }) // find it\n/* note */\nreturn r.hits.map((h) => h.id)'
     expect(strip(source)).toBe(source)
