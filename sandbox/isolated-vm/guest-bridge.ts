@@ -93,6 +93,193 @@ globalThis.__codemode_log = function __codemode_log(level, message, over) {
 return freeze(function configure(calls, inFlightCalls) { maxCalls = calls; maxInFlight = inFlightCalls; });
 `
 
+/**
+ * V8 runs several array built-ins as native loops that never check for termination: on an
+ * array-like or sparse array of huge length (`Array.prototype.reverse.call({ length: 2 ** 53 - 1 })`,
+ * `Array(2 ** 32 - 1).indexOf(1)`) the isolate's thread spins on after the run was stopped and the
+ * isolate disposed, a core lost for good (found by a red-team pass; measured: reverse, copyWithin,
+ * fill, includes, indexOf, lastIndexOf, join, toLocaleString, sort, forEach, every, map, reduce,
+ * slice, splice, shift, flat, flatMap, and `Array.from` of an array-like). QuickJS needs none of
+ * this: its worker thread is terminated.
+ *
+ * So before the program runs, those methods check the length their receiver will have and refuse a
+ * length over `maxLength` (the caller's choice: more than a dense array could have in the isolate's
+ * heap), which bounds every such loop. The length is found without running program code, by
+ * walking the receiver's prototype chain over own property descriptors, so the native method can
+ * only read the value checked: a `length` getter, a `length` holding an object (its `valueOf`) or a
+ * Proxy on the way would each let the program answer differently the second time, and they are
+ * refused (programs do not call array methods on those; a Proxy cannot be told apart any other way,
+ * so the `Proxy` constructor is wrapped to remember the proxies it makes). `find`, `findIndex`,
+ * `findLast` and `findLastIndex` call the program at every index, where V8 checks for termination.
+ */
+const ARRAY_GUARD_SOURCE = `'use strict';
+const maxLength = $0;
+const g = globalThis;
+const reflectApply = Reflect.apply;
+const getOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
+const getPrototypeOf = Reflect.getPrototypeOf;
+const defineProperty = Reflect.defineProperty;
+const hasOwn = Object.prototype.hasOwnProperty;
+const ObjectCtor = Object;
+const TypeErrorCtor = TypeError;
+const RangeErrorCtor = RangeError;
+const NativeProxy = Proxy;
+const nativeRevocable = Proxy.revocable;
+const proxies = new WeakSet();
+const remember = WeakSet.prototype.add;
+const weakHas = WeakSet.prototype.has;
+const isProxy = (o) => reflectApply(weakHas, proxies, [o]);
+const isArray = Array.isArray;
+const nativeSlice = Array.prototype.slice;
+const StringCtor = String;
+const floor = Math.floor;
+const typedArrayLength = getOwnPropertyDescriptor(getPrototypeOf(Uint8Array.prototype), 'length').get;
+function refuse(method, why) {
+  throw new TypeErrorCtor(method + ' is not available ' + why + ' in this sandbox');
+}
+function check(receiver, method) {
+  // A missing receiver: the native method throws its own TypeError.
+  if (receiver === null || receiver === undefined) return;
+  let o = ObjectCtor(receiver);
+  while (o !== null) {
+    if (isProxy(o)) refuse(method, 'on a Proxy');
+    const found = getOwnPropertyDescriptor(o, 'length');
+    if (found !== undefined) {
+      if (!reflectApply(hasOwn, found, ['value'])) {
+        if (found.get === typedArrayLength) return;
+        refuse(method, 'on an object whose length is a getter');
+      }
+      const value = found.value;
+      if (value !== null && (typeof value === 'object' || typeof value === 'function')) refuse(method, 'on an object whose length is an object');
+      // Numbers and strings convert without program code; anything else converts to 0 or throws.
+      const length = typeof value === 'number' || typeof value === 'string' ? +value : 0;
+      if (length > maxLength) {
+        throw new RangeErrorCtor(method + ' on a length of ' + length + ' is refused: this sandbox allows array methods on lengths up to ' + maxLength);
+      }
+      return;
+    }
+    o = getPrototypeOf(o);
+  }
+}
+// Array.from reads Symbol.iterator before length: a getter there could lengthen the object after
+// the check.
+function checkIterable(items, method) {
+  if (items === null || items === undefined) return;
+  for (let o = ObjectCtor(items); o !== null; o = getPrototypeOf(o)) {
+    if (isProxy(o)) refuse(method, 'on a Proxy');
+    const found = getOwnPropertyDescriptor(o, Symbol.iterator);
+    if (found === undefined) continue;
+    if (!reflectApply(hasOwn, found, ['value'])) refuse(method, 'on an object whose Symbol.iterator is a getter');
+    return;
+  }
+}
+function replace(owner, key, method, length) {
+  defineProperty(method, 'length', { __proto__: null, value: length });
+  defineProperty(owner, key, { __proto__: null, value: method, writable: true, enumerable: false, configurable: true });
+}
+function guard(owner, key, name, checkArgs) {
+  const native = owner[key];
+  if (typeof native !== 'function') return;
+  replace(owner, key, {
+    [key](...args) {
+      checkArgs(this, args, name);
+      return reflectApply(native, this, args);
+    },
+  }[key], native.length);
+}
+const checkReceiver = (self, args, name) => check(self, name);
+for (const key of ['copyWithin', 'every', 'fill', 'filter', 'forEach', 'includes', 'indexOf', 'join', 'lastIndexOf', 'map',
+  'reduce', 'reduceRight', 'reverse', 'shift', 'slice', 'some', 'sort', 'splice', 'toLocaleString', 'unshift']) {
+  guard(Array.prototype, key, 'Array.prototype.' + key, checkReceiver);
+}
+guard(Array, 'from', 'Array.from', (self, args, name) => { checkIterable(args[0], name); check(args[0], name); });
+
+// flat and flatMap loop natively over nested arrays the receiver's length says nothing about
+// (\`[Array(2 ** 32 - 1)].flat()\`): they are written here instead, as the specification gives them,
+// in JavaScript, which V8 can stop anywhere.
+function toIntegerOrInfinity(value) {
+  const n = +value;
+  if (n !== n) return 0;
+  if (n === Infinity || n === -Infinity) return n;
+  return n < 0 ? -floor(-n) : floor(n);
+}
+function lengthOf(o) {
+  const n = toIntegerOrInfinity(o.length);
+  return n <= 0 ? 0 : n < 9007199254740991 ? n : 9007199254740991;
+}
+function flatten(target, source, sourceLength, start, depth, mapper, thisArg) {
+  let at = start;
+  for (let i = 0; i < sourceLength; i++) {
+    if (!(i in source)) continue;
+    let element = source[i];
+    if (mapper !== undefined) element = reflectApply(mapper, thisArg, [element, i, source]);
+    if (depth > 0 && isArray(element)) {
+      at = flatten(target, element, lengthOf(element), at, depth - 1, undefined, undefined);
+      continue;
+    }
+    if (at >= 9007199254740991) throw new TypeErrorCtor('the flattened array would be too long');
+    if (!defineProperty(target, StringCtor(at), { __proto__: null, value: element, writable: true, enumerable: true, configurable: true })) {
+      throw new TypeErrorCtor('Cannot add property ' + at + ', object is not extensible');
+    }
+    at = at + 1;
+  }
+  return at;
+}
+// The array the result goes into is made as the native methods make it (the receiver's species):
+// by slice(0, 0), which reads the receiver's length only.
+function speciesOf(o) {
+  return reflectApply(nativeSlice, o, [0, 0]);
+}
+replace(Array.prototype, 'flat', {
+  flat(depth) {
+    if (this === null || this === undefined) throw new TypeErrorCtor('Array.prototype.flat called on null or undefined');
+    const o = ObjectCtor(this);
+    const sourceLength = lengthOf(o);
+    let depthNumber = 1;
+    if (depth !== undefined) {
+      depthNumber = toIntegerOrInfinity(depth);
+      if (depthNumber < 0) depthNumber = 0;
+    }
+    const target = speciesOf(o);
+    flatten(target, o, sourceLength, 0, depthNumber, undefined, undefined);
+    return target;
+  },
+}.flat, 0);
+replace(Array.prototype, 'flatMap', {
+  flatMap(mapper, thisArg) {
+    if (this === null || this === undefined) throw new TypeErrorCtor('Array.prototype.flatMap called on null or undefined');
+    const o = ObjectCtor(this);
+    const sourceLength = lengthOf(o);
+    if (typeof mapper !== 'function') throw new TypeErrorCtor('flatMap mapper is not callable');
+    const target = speciesOf(o);
+    flatten(target, o, sourceLength, 0, 1, mapper, thisArg);
+    return target;
+  },
+}.flatMap, 1);
+// Bound, as the native constructor has no \`prototype\` property (a bound function has none, and
+// \`new\` still reaches the target). A function expression: its name binds inside it only, so
+// \`Proxy\` above is still the native one.
+const RememberingProxy = reflectApply(Function.prototype.bind, function Proxy(target, handler) {
+  if (new.target === undefined) throw new TypeErrorCtor("Constructor Proxy requires 'new'");
+  const proxy = new NativeProxy(target, handler);
+  reflectApply(remember, proxies, [proxy]);
+  return proxy;
+}, [undefined]);
+defineProperty(RememberingProxy, 'name', { __proto__: null, value: 'Proxy' });
+defineProperty(RememberingProxy, 'revocable', {
+  __proto__: null,
+  value: function revocable(target, handler) {
+    const made = reflectApply(nativeRevocable, NativeProxy, [target, handler]);
+    reflectApply(remember, proxies, [made.proxy]);
+    return made;
+  },
+  writable: true,
+  enumerable: false,
+  configurable: true,
+});
+defineProperty(g, 'Proxy', { __proto__: null, value: RememberingProxy, writable: true, enumerable: false, configurable: true });
+`
+
 /** The one-shot global the program script reads first; it deletes itself on that read. */
 const SETTLE_GLOBAL = '__codemode_settle'
 
@@ -195,6 +382,7 @@ export async function installBridge(
   context: Context,
   host: BridgeHost,
   prelude: { readonly source: string; readonly filename: string },
+  guards: { readonly maxArrayLength: number },
 ): Promise<ArmReference> {
   const callRef = new ivm.Reference((name: string, argsJson: string) => host.call(name, argsJson))
   const logRef = new ivm.Reference((level: string, text: string, over: boolean) => host.log(level, text, over))
@@ -214,5 +402,7 @@ export async function installBridge(
   })) as ArmReference
   runtime.release()
   configure.release()
+  // After the prelude, which keeps the native methods it captured for its own arrays.
+  await context.evalClosure(ARRAY_GUARD_SOURCE, [guards.maxArrayLength], { filename: 'codemode-guards.js' })
   return arm
 }

@@ -279,6 +279,93 @@ return { values, seen }
     })
   })
 
+  describe('isolated-vm: array built-ins V8 cannot stop', () => {
+    let engine: SandboxEngine
+
+    beforeAll(async () => {
+      engine = await createIsolatedVmEngine({ limits: WARM_SIZE })
+    })
+    afterAll(async () => {
+      await engine.dispose()
+    })
+
+    const runIn = (code: string, options: RunOptions = {}) => runContract(engine, code, options)
+    const guestError = (result: EngineRunResult) => (result.ok ? expect.fail(`expected a guest error, got ${result.resultJson}`) : result.error)
+
+    // Each of these loops natively without a termination check: before the guards, the run was
+    // reported over its CPU limit while the isolate's thread went on spinning for good.
+    it.each([
+      ['reverse', 'Array.prototype.reverse.call({ length: 2 ** 53 - 1 })'],
+      ['copyWithin', 'Array.prototype.copyWithin.call({ length: 2 ** 53 - 1 }, 1, 0)'],
+      ['fill', 'Array.prototype.fill.call({ length: 2 ** 53 - 1 }, 1)'],
+      ['includes', 'Array.prototype.includes.call({ length: 2 ** 53 - 1 }, 1)'],
+      ['indexOf', 'Array(2 ** 32 - 1).indexOf(1)'],
+      ['lastIndexOf', 'Array.prototype.lastIndexOf.call({ length: 2 ** 53 - 1 }, 1)'],
+      ['sort', 'Array(2 ** 32 - 1).sort()'],
+      ['forEach', 'Array(2 ** 32 - 1).forEach(() => {})'],
+      ['map', 'Array.prototype.map.call({ length: 2 ** 32 - 1 }, (x) => x)'],
+      ['reduce', 'Array.prototype.reduce.call({ length: 2 ** 32 - 1, 0: 1 }, (a) => a)'],
+      ['splice', 'Array(2 ** 32 - 1).splice(0)'],
+      ['shift', 'Array.prototype.shift.call({ length: 2 ** 32 - 1 })'],
+      ['toLocaleString', 'Array.prototype.toLocaleString.call({ length: 2 ** 32 - 1 })'],
+      ['join on a long string', "Array.prototype.includes.call('x'.repeat(2 ** 25), 1)"],
+      ['Array.from', 'Array.from({ length: 2 ** 32 - 1 })'],
+      ['a length inherited by a number', '(Number.prototype.length = 2 ** 53 - 1, Array.prototype.indexOf.call(5, 1))'],
+    ])('refuses %s over a huge length before the native loop starts', async (_name, code) => {
+      const error = guestError(await runIn(`return ${code}`, { limits: { cpuTimeMs: 10_000, wallTimeMs: 20_000 } }))
+      expect(error).toMatchObject({ kind: 'guest', name: 'RangeError' })
+      expect(error.message).toMatch(/ on a length of \d+ is refused: this sandbox allows array methods on lengths up to 16777216/)
+    })
+
+    it.each([
+      ['a length getter', 'const o = {}\nObject.defineProperty(o, "length", { get: () => 2 ** 53 - 1 })\nreturn Array.prototype.indexOf.call(o, 1)', 'on an object whose length is a getter'],
+      ['a length that is an object', 'return Array.prototype.indexOf.call({ length: { valueOf: () => 2 ** 53 - 1 } }, 1)', 'on an object whose length is an object'],
+      ['a Proxy', 'return Array.prototype.indexOf.call(new Proxy({ length: 2 ** 53 - 1 }, {}), 1)', 'on a Proxy'],
+      ['a revocable Proxy', 'return Proxy.revocable([1, 2], {}).proxy.map((x) => x)', 'on a Proxy'],
+      ['a Proxy down the prototype chain', 'return Array.prototype.fill.call(Object.create(new Proxy({ length: 2 ** 53 - 1 }, {})), 1)', 'on a Proxy'],
+      ['an iterator getter', 'const o = { length: 1 }\nObject.defineProperty(o, Symbol.iterator, { get() { o.length = 2 ** 53 - 1 } })\nreturn Array.from(o)', 'on an object whose Symbol.iterator is a getter'],
+    ])('refuses a receiver whose length it cannot read without program code: %s', async (_name, code, why) => {
+      const error = guestError(await runIn(code))
+      expect(error).toMatchObject({ kind: 'guest', name: 'TypeError' })
+      expect(error.message).toContain(why)
+    })
+
+    it('flattens in JavaScript, which the CPU limit stops, an array whose nested arrays are huge', async () => {
+      for (const code of ['return [Array(2 ** 32 - 1)].flat().length', 'return [1].flatMap(() => Array(2 ** 32 - 1)).length']) {
+        const result = await runIn(code, { limits: { cpuTimeMs: 200, wallTimeMs: 10_000 } })
+        expect(result.ok === false && result.error).toMatchObject({ kind: 'limit', limit: 'cpuTimeMs' })
+      }
+      expect(valueOf(await runIn('return 1'))).toBe(1)
+    })
+
+    it('keeps what programs use array methods for', async () => {
+      const code = [
+        'class List extends Array {}',
+        'const list = List.from([1, [2, [3, [4]]]])',
+        'function args() { return Array.prototype.slice.call(arguments) }',
+        'const holes = [1, , [2, , 3]]',
+        'return [',
+        '  [[1, [2, [3, [4]]]], 5].flat(Infinity), [[1, [2]], 3].flat(), [[1, [2]], 3].flat(0), holes.flat(), holes.flat().length,',
+        '  [1, 2, 3].flatMap((x, i) => [x, i]), [1, 2].flatMap(function (x) { return [x * this.k] }, { k: 10 }),',
+        '  list.flat() instanceof List, list.flat(2).length, Array.prototype.flat.call({ length: 2, 0: [1], 1: 2 }),',
+        '  Array.prototype.map.call("abc", (c) => c + c), Array.prototype.map.call(new Uint8Array([1, 2]), (n) => n * 2),',
+        '  Array.prototype.join.call({ length: 3, 0: "a", 1: "b", 2: "c" }, "+"), args(1, 2), Array.from(new Set([1, 2])),',
+        '  Array.from("ab"), Array.from({ length: 2 }, (_, i) => i), [3, 1, 2].sort(), new Proxy([1, 2], {}).length,',
+        '  [Array.prototype.flat.length, Array.prototype.flatMap.length, Array.prototype.indexOf.length, Array.from.length, Proxy.length],',
+        '  [Array.prototype.flat.name, Array.prototype.indexOf.name, Proxy.name, "prototype" in Proxy && Proxy.prototype === undefined],',
+        ']',
+      ].join('\n')
+      // The same program in the host's own V8, where the methods are the native ones.
+      const native: unknown = JSON.parse(JSON.stringify(new Function(code)()))
+      expect(valueOf(await runIn(code))).toEqual(native)
+      const extended = await runIn('try { class P extends Proxy {} } catch (e) { return e.constructor.name }')
+      expect(valueOf(extended)).toBe('TypeError')
+      const thrown = await runIn('try { Proxy({}, {}) } catch (e) { return [e.constructor.name, e.message] }')
+      expect(valueOf(thrown)).toEqual(['TypeError', "Constructor Proxy requires 'new'"])
+      expect(valueOf(await runIn('try { [1].flatMap(1) } catch (e) { return e.constructor.name }'))).toBe('TypeError')
+    })
+  })
+
   describe('isolated-vm loading', () => {
     it('recognises --no-node-snapshot on the command line or in NODE_OPTIONS', () => {
       expect(hasNoNodeSnapshotFlag([], undefined)).toBe(false)
