@@ -179,9 +179,17 @@ export const MAX_NAME_CHARS = 200
 /** Stack text the prelude sends for a guest error (frames are cut to {@link MAX_STACK_FRAMES} on the host). */
 export const MAX_STACK_TEXT_CHARS = 16_000
 
-/** `text` cut to `max` code units, saying how much was left out. */
+/** The note {@link clipText} (and the prelude's `clip`) puts after the `max` code units they keep. */
+const CLIPPED_NOTE = /^\.\.\. \(\d{1,16} more characters\)$/
+
+/**
+ * `text` cut to `max` code units, saying how much was left out. Text the prelude already cut to the
+ * same `max` is left as it is, so its count of what was left out stays right; whatever the guest
+ * wrote there, it is never longer than `max` and the note.
+ */
 export function clipText(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}... (${text.length - max} more characters)`
+  if (text.length <= max || CLIPPED_NOTE.test(text.slice(max))) return text
+  return `${text.slice(0, max)}... (${text.length - max} more characters)`
 }
 
 /**

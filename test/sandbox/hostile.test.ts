@@ -437,6 +437,15 @@ describe.each(enginesUnderTest())('hostile programs through run_code on $name', 
       }
     })
 
+    it('says how much of a long error name and message was left out, counted once', async () => {
+      // The guest cuts them and the host checks again: the host must not cut the guest's note.
+      const code = "const e = new Error('m'.repeat(10_000)); e.name = 'N'.repeat(10_000); throw e"
+      const escape = (text: string): string => text.replace(/[.()]/g, '\\$&')
+      const name = escape(`${'N'.repeat(200)}... (9800 more characters)`)
+      const message = escape(`${'m'.repeat(4_000)}... (6000 more characters)`)
+      await attack(code, { fails: new RegExp(`threw ${name} at line 1, column \\d+: ${message}(\\n|$)`) })
+    })
+
     it('keeps a message that names host-looking paths as the program wrote it, and takes the line from the real frame', async () => {
       await attack(
         "const a = 1\nthrow new Error('ENOENT: /home/fake/lib/x.js:7:9 at evil (/home/fake/lib/y.js:3:4)\\n    at evil (program.js:1:1)')",
