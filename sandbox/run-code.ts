@@ -15,9 +15,10 @@ import { RunBridge } from './bridge.ts'
 import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimitName, SandboxLimits } from './engine.ts'
 import { describeLimit, resolveLimits, withCeilings } from './limits.ts'
 import { createQuickJSEngine } from './quickjs/quickjs-engine.ts'
-import { stripTypes } from './strip-types.ts'
-import { MAX_CHECK_MS, TypeCheckThread } from './type-check-thread.ts'
-import type { OffThreadCheck } from './type-check-thread.ts'
+import { stripsQuickly, stripTypes } from './strip-types.ts'
+import type { StripTypesResult } from './strip-types.ts'
+import { MAX_CHECK_MS, MAX_STRIP_MS, TypeCheckThread } from './type-check-thread.ts'
+import type { OffThreadFailure } from './type-check-thread.ts'
 
 /** Options of {@link createRunCode}. */
 export interface RunCodeOptions {
@@ -159,15 +160,18 @@ function defaultEngine(limits: SandboxLimits): SandboxEngine {
   return engine
 }
 
-/** The process's type-check thread, started by the first run that asks for a check. */
-let typeChecks: TypeCheckThread | undefined
-function sharedTypeChecks(): TypeCheckThread {
-  typeChecks ??= new TypeCheckThread()
-  return typeChecks
+/**
+ * The process's TypeScript thread (type checks, and the type removal of programs too costly to
+ * parse on the main thread), started by the first run that needs it.
+ */
+let typeScriptThread: TypeCheckThread | undefined
+function sharedTypeScriptThread(): TypeCheckThread {
+  typeScriptThread ??= new TypeCheckThread()
+  return typeScriptThread
 }
 
 /** Why a program was not run when its type check did not finish. */
-function uncheckedMessage(reason: Exclude<OffThreadCheck, { ok: true }>['reason'], limits: SandboxLimits): string {
+function uncheckedMessage(reason: OffThreadFailure['reason'], limits: SandboxLimits): string {
   switch (reason) {
     case 'timeout':
       return `The program was not run: type-checking it took longer than the ${limitSentence('wallTimeMs', limits)}`
@@ -177,6 +181,20 @@ function uncheckedMessage(reason: Exclude<OffThreadCheck, { ok: true }>['reason'
       return 'The program was cancelled while it was type-checked'
     case 'failed':
       return 'The program was not run: the type checker failed on it'
+  }
+}
+
+/** Why a program was not run when removing its types off the main thread did not finish. */
+function unstrippedMessage(reason: OffThreadFailure['reason'], limits: SandboxLimits): string {
+  switch (reason) {
+    case 'timeout':
+      return `The program was not run: removing its types took longer than the ${limitSentence('wallTimeMs', limits)}`
+    case 'too-slow':
+      return `The program was not run: removing its types took longer than ${MAX_STRIP_MS} ms, the most it may take: simplify it (fewer nested parentheses, \`<\` and \`async\`)`
+    case 'aborted':
+      return 'The program was cancelled while its types were removed'
+    case 'failed':
+      return 'The program was not run: the TypeScript parser failed on it'
   }
 }
 
@@ -259,6 +277,13 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
   })
 }
 
+/** Remove the types of a program too costly to parse on the main thread, in the TypeScript thread. */
+async function stripOffThread(code: string, limits: SandboxLimits, options: { timeoutMs: number; signal: AbortSignal; owner?: object }): Promise<StripTypesResult> {
+  const outcome = await sharedTypeScriptThread().strip(code, options)
+  if (!outcome.ok) throw codeRunFailed(unstrippedMessage(outcome.reason, limits))
+  return outcome.stripped
+}
+
 async function runProgram(
   host: CodeModeHost,
   engine: SandboxEngine,
@@ -273,29 +298,29 @@ async function runProgram(
   if (Buffer.byteLength(code, 'utf8') > limits.maxSourceBytes) {
     throw codeRunFailed(`The program was not run because of its ${limitSentence('maxSourceBytes', limits)}`)
   }
-  const stripped = stripTypes(code)
+  const owner = exec.agent === undefined ? {} : { owner: exec.agent }
+  // What is left of the wall-time limit, the whole run's: what stripping and checking took is gone from it.
+  const remainingMs = (): number => Math.max(1, Math.floor(limits.wallTimeMs - (performance.now() - started)))
+  // Parsing is synchronous, and a few hundred hostile bytes can keep the parser busy for seconds:
+  // only a program the pre-scan bounds to milliseconds is parsed here, on the host's main thread.
+  const quick = stripsQuickly(code)
+  const stripped = quick ? stripTypes(code) : await stripOffThread(code, limits, { timeoutMs: remainingMs(), signal: exec.signal, ...owner })
   if (!stripped.ok) {
     throw codeRunFailed(`The program was not run: line ${stripped.line}, column ${stripped.column}: ${stripped.message}`)
   }
   const sdk = cache.get(host.visibleTools(exec))
-  let runLimits = limits
   if (typeCheck) {
     // Off the main thread and under the run's wall-time limit: a small program can keep the
     // checker busy for seconds.
-    const checked = await sharedTypeChecks().check(sdk.declarations, code, {
-      timeoutMs: limits.wallTimeMs,
-      signal: exec.signal,
-      ...(exec.agent === undefined ? {} : { owner: exec.agent }),
-    })
+    const checked = await sharedTypeScriptThread().check(sdk.declarations, code, { timeoutMs: remainingMs(), signal: exec.signal, ...owner })
     if (!checked.ok) throw codeRunFailed(uncheckedMessage(checked.reason, limits))
     const { diagnostics } = checked
     if (diagnostics.length > 0) {
       const lines = diagnostics.slice(0, 10).map((d) => `line ${d.line}, column ${d.column}: ${d.message}`)
       throw codeRunFailed(`The program was not run, it has type errors:\n${lines.join('\n')}`)
     }
-    // The wall-time limit is the whole run's: what the check took is gone from it.
-    runLimits = { ...limits, wallTimeMs: Math.max(1, Math.floor(limits.wallTimeMs - (performance.now() - started))) }
   }
+  const runLimits = quick && !typeCheck ? limits : { ...limits, wallTimeMs: remainingMs() }
 
   const bridge = new RunBridge(host, exec, limits)
   let outcome

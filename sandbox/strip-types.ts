@@ -1,133 +1,16 @@
 /**
  * Position-preserving type removal for `run_code` programs. Models often write TypeScript; its
  * types are blanked out with `ts-blank-space`, so every line and column of the JavaScript that
- * runs is where the model wrote it, and a guest error position needs no mapping back.
+ * runs is where the model wrote it, and a guest error position needs no mapping back. The work is
+ * done in strip-types-core.js, plain JavaScript that the TypeScript worker thread runs too.
  */
 
-import { blankSourceFile } from 'ts-blank-space'
-import ts from 'typescript'
+import { stripTypes as stripTypesCore } from './strip-types-core.js'
 
 /** The outcome of {@link stripTypes}. Line and column are 1-based positions in the program text. */
 export type StripTypesResult =
   | { readonly ok: true; readonly code: string }
   | { readonly ok: false; readonly message: string; readonly line: number; readonly column: number }
-
-// The program is the body of an async function. Parsing it wrapped in one puts `await` and
-// `return` in their real context; the prefix shares the first line, so no line number moves.
-const PREFIX = 'async function __program__() {'
-const SUFFIX = '\n}'
-
-const PARSE_OPTIONS: ts.CreateSourceFileOptions = {
-  languageVersion: ts.ScriptTarget.ESNext,
-  jsDocParsingMode: ts.JSDocParsingMode.ParseNone,
-}
-
-// `parseDiagnostics` is internal but has been on every SourceFile for years; the public routes to
-// the same list (a Program, `transpileModule`) cost milliseconds instead of nothing.
-type ParsedSourceFile = ts.SourceFile & { readonly parseDiagnostics?: readonly ts.DiagnosticWithLocation[] }
-
-const PARAMETER_PROPERTY_MODIFIERS: ReadonlySet<ts.SyntaxKind> = new Set([
-  ts.SyntaxKind.PublicKeyword,
-  ts.SyntaxKind.PrivateKeyword,
-  ts.SyntaxKind.ProtectedKeyword,
-  ts.SyntaxKind.ReadonlyKeyword,
-  ts.SyntaxKind.OverrideKeyword,
-])
-
-/** Why `node` (reported by ts-blank-space) cannot be erased, and what to write instead. */
-function describeNonErasable(node: ts.Node): string {
-  switch (node.kind) {
-    case ts.SyntaxKind.EnumDeclaration:
-      return '`enum` is not supported: use a union of string literals or a const object instead'
-    case ts.SyntaxKind.ModuleDeclaration:
-      return '`namespace` with values is not supported: use a plain object or top-level functions instead'
-    case ts.SyntaxKind.TypeAssertionExpression:
-      return 'angle-bracket type assertions (`<T>value`) are not supported: write `value as T` instead'
-    case ts.SyntaxKind.ImportEqualsDeclaration:
-      return '`import ... = ...` is not supported: tools are on the global `tools` object'
-    case ts.SyntaxKind.ExportAssignment:
-      return '`export =` is not supported: `return` the result instead'
-    case ts.SyntaxKind.AsExpression:
-    case ts.SyntaxKind.SatisfiesExpression:
-      return 'a type assertion mixed with `??` and `&&`/`||` would change meaning once removed: wrap it in parentheses'
-  }
-  if (PARAMETER_PROPERTY_MODIFIERS.has(node.kind)) {
-    return 'parameter properties (`constructor(private x: T)`) are not supported: declare the field in the class body and assign it in the constructor'
-  }
-  return `this TypeScript syntax (${ts.SyntaxKind[node.kind]}) cannot be removed without changing the program`
-}
-
-function hasModifier(statement: ts.Statement, kind: ts.SyntaxKind): boolean {
-  return ts.canHaveModifiers(statement) && (ts.getModifiers(statement)?.some((modifier) => modifier.kind === kind) ?? false)
-}
-
-/** An `import` or `export` that survives blanking: valid nowhere in a function body. */
-function describeModuleSyntax(statement: ts.Statement): string | undefined {
-  if (ts.isImportDeclaration(statement)) {
-    if (statement.importClause?.isTypeOnly === true) return undefined
-    return '`import` is not available in run_code: tools are on the global `tools` object, beside the JavaScript built-ins'
-  }
-  const erased =
-    ts.isInterfaceDeclaration(statement) ||
-    ts.isTypeAliasDeclaration(statement) ||
-    (ts.isExportDeclaration(statement) && statement.isTypeOnly) ||
-    hasModifier(statement, ts.SyntaxKind.DeclareKeyword)
-  if (erased) return undefined
-  if (ts.isExportDeclaration(statement) || ts.isExportAssignment(statement) || hasModifier(statement, ts.SyntaxKind.ExportKeyword)) {
-    return '`export` is not available in run_code: `return` the result instead'
-  }
-  return undefined
-}
-
-/**
- * The first `<!--` that TypeScript reads as code. A program runs as a script, where `<!--` opens a
- * comment to the end of the line (ECMAScript Annex B), while TypeScript reads `x<!--y` as
- * `x < !--y`: program text could use the difference to hide code from these checks and close the
- * function it is wrapped in. The same characters in a string, template, regular expression or
- * comment are fine. (A script's other HTML-like comment, `-->` at the start of a line, is a
- * TypeScript syntax error already: no line break may come before a postfix `--`, and a prefix `--`
- * needs an operand.)
- */
-function htmlOpenComment(file: ts.SourceFile, code: string): { position: number; message: string } | undefined {
-  if (!code.includes('<!--')) return undefined
-  let found: number | undefined
-  const visit = (node: ts.Node): void => {
-    if (found !== undefined) return
-    if (node.kind === ts.SyntaxKind.LessThanToken && code.startsWith('<!--', node.end - 1)) found = node.end - 1
-    else for (const child of node.getChildren(file)) visit(child)
-  }
-  visit(file)
-  return found === undefined ? undefined : { position: found, message: '`<!--` starts a comment in a script: put a space after `<` (`x < !--y`)' }
-}
-
-/**
- * Put a `;` where each overload signature (a function, method or constructor without a body) was.
- * ts-blank-space blanks them to spaces, its explicit `;` too, so the line before one ran on into
- * the line after it: `b = 4` / `function f(): void` / `(g)()` became `b = 4(g)()`, and a `/` on the
- * next line began a division in the engine where TypeScript had read a regular expression, so code
- * TypeScript took for a string ran (outside the program's wrapper, in sloppy mode). A `;` is an
- * empty statement, or an empty class element, wherever such a signature can stand.
- */
-function endOverloads(file: ts.SourceFile, blanked: string): string {
-  const positions: number[] = []
-  const visit = (node: ts.Node): void => {
-    if ((ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isConstructorDeclaration(node)) && node.body === undefined) {
-      positions.push(node.getStart(file))
-    }
-    ts.forEachChild(node, visit)
-  }
-  visit(file)
-  if (positions.length === 0) return blanked
-  let out = ''
-  let from = 0
-  for (const position of positions) {
-    // Blanked, as every body-less signature is; anything else is left as it is.
-    if (blanked.charCodeAt(position) !== 0x20) continue
-    out += blanked.slice(from, position) + ';'
-    from = position + 1
-  }
-  return out + blanked.slice(from)
-}
 
 /**
  * Remove the TypeScript types from `source`, the body of an async function (top-level `await` and
@@ -135,54 +18,58 @@ function endOverloads(file: ts.SourceFile, blanked: string): string {
  * JavaScript comes back unchanged. Fails, with the first problem's 1-based line and column, on a
  * syntax error or on TypeScript that cannot simply be erased (`enum`, value `namespace`, parameter
  * properties, `<T>x` assertions, `import`/`export`), naming the construct and what to write instead.
+ *
+ * Synchronous, and the parse can take seconds on a hostile program of a few hundred bytes: call it
+ * on a thread that may block only for a program {@link stripsQuickly} accepts.
  */
 export function stripTypes(source: string): StripTypesResult {
-  try {
-    return strip(source)
-  } catch (error) {
-    // The parser and the blanker recurse once per nesting level: deep enough nesting (about 700
-    // levels of brackets) exhausts the host's stack. That is the program's shape, not a host fault.
-    if (error instanceof RangeError && /call stack/i.test(error.message)) {
-      return { ok: false, message: 'the program nests too deeply to be parsed: flatten it (fewer nested brackets, calls or blocks)', line: 1, column: 1 }
-    }
-    throw error
-  }
+  return stripTypesCore(source)
 }
 
-function strip(source: string): StripTypesResult {
-  const wrapped = `${PREFIX}${source}${SUFFIX}`
-  const file: ParsedSourceFile = ts.createSourceFile('program.ts', wrapped, PARSE_OPTIONS, false, ts.ScriptKind.TS)
+// The TypeScript parser re-parses speculatively in a few places, and nesting or chaining them
+// costs far more than the text's length. Measured on a slow 2-core VM (TypeScript 6.0.3):
+//  - `x = a<a<...<a` (each `<` retried as type arguments): 500 operands in 1 KB take ~100 ms;
+//  - `async (async (... 1))` (a failed async arrow, not remembered): doubles per level, 20 levels
+//    in 165 bytes take 1.6 s; `\u0061sync` does the same, and so does `async<T>(`;
+//  - `(a = a < (a = a < ...` (type arguments around arrow parameters): doubles per level, 10
+//    levels in 105 bytes take ~140 ms;
+//  - `(a = (a = ...`, `({a = (`, `([a = (`, `(a, b = (` (arrow parameters with defaults): quadratic,
+//    192 levels in 1.5 KB take 16-28 ms.
+// Every such level needs a `(` or a `<`/`async`/`\u`, so counting those characters (in strings and
+// comments too: an over-count only costs a thread hop) bounds the nesting. Within the limits below
+// the worst cases found, the constructs above nested in one another and padded to the size limit,
+// took 9-14 ms (median of 5 runs) on that VM; an ordinary 500-byte program takes ~0.1 ms.
+/** The longest program parsed on the calling thread, in UTF-16 code units. */
+const QUICK_MAX_CHARS = 2_048
+/** The most `(` in a program parsed on the calling thread. */
+const QUICK_MAX_PARENS = 32
+/** The most `<`, `async` and `\u` together in a program parsed on the calling thread. */
+const QUICK_MAX_SPECULATIONS = 3
 
-  const fail = (position: number, message: string): StripTypesResult => {
-    // Positions inside the wrapper (a missing `}` is reported at its closing brace) belong at the program's end.
-    const clamped = Math.min(Math.max(position, PREFIX.length), PREFIX.length + source.length)
-    const { line, character } = file.getLineAndCharacterOfPosition(clamped)
-    return { ok: false, message, line: line + 1, column: (line === 0 ? character - PREFIX.length : character) + 1 }
+/**
+ * Whether {@link stripTypes} is bounded to milliseconds for `source` (a linear pre-scan): small,
+ * with few of the tokens that make the parser re-parse. `false` says nothing about the program
+ * itself, only that its parse belongs on a thread that may be stopped.
+ */
+export function stripsQuickly(source: string): boolean {
+  if (source.length > QUICK_MAX_CHARS) return false
+  let parens = 0
+  let speculations = 0
+  for (let index = 0; index < source.length; index++) {
+    switch (source.charCodeAt(index)) {
+      case 0x28: // (
+        parens++
+        break
+      case 0x3c: // <
+        speculations++
+        break
+      case 0x61: // a
+        if (source.startsWith('async', index)) speculations++
+        break
+      case 0x5c: // backslash
+        if (source.charCodeAt(index + 1) === 0x75) speculations++ // \u
+        break
+    }
   }
-
-  const wrapper = file.statements[0]
-  const body = wrapper !== undefined && ts.isFunctionDeclaration(wrapper) ? wrapper.body : undefined
-  if (body !== undefined && body.end < wrapped.length) {
-    // The program closed the wrapper itself: its unmatched `}` is the first real mistake.
-    return fail(body.end - 1, "Syntax error: '}' has no matching '{'")
-  }
-  const syntaxError = file.parseDiagnostics?.[0]
-  if (syntaxError !== undefined) {
-    return fail(syntaxError.start, `Syntax error: ${ts.flattenDiagnosticMessageText(syntaxError.messageText, '\n')}`)
-  }
-
-  const nonErasable: ts.Node[] = []
-  const blanked = endOverloads(file, blankSourceFile(file, (node) => nonErasable.push(node)))
-  const problems = nonErasable.map((node) => ({ position: node.getStart(file), message: describeNonErasable(node) }))
-  for (const statement of body?.statements ?? []) {
-    const message = describeModuleSyntax(statement)
-    if (message !== undefined) problems.push({ position: statement.getStart(file), message })
-  }
-  const htmlComment = htmlOpenComment(file, blanked)
-  if (htmlComment !== undefined) problems.push(htmlComment)
-  problems.sort((a, b) => a.position - b.position)
-  const first = problems[0]
-  if (first !== undefined) return fail(first.position, first.message)
-
-  return { ok: true, code: blanked.slice(PREFIX.length, blanked.length - SUFFIX.length) }
+  return parens <= QUICK_MAX_PARENS && speculations <= QUICK_MAX_SPECULATIONS
 }

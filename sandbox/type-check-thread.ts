@@ -1,91 +1,143 @@
 import { Worker } from 'node:worker_threads'
 import type { TypeCheckDiagnostic } from '../sdk-gen/type-check.ts'
+import type { StripTypesResult } from './strip-types.ts'
 
 /**
- * Type checks for `run_code` (`typeCheck: true`) off the main thread. Checking a program can take
- * unbounded time (measured: a 250-byte program of nested recursive conditional types held the
- * checker 15 s), so checks run in one worker thread, one at a time, each under a deadline counted
- * from its submission and at most {@link MAX_CHECK_MS} of the checker's time; a check past either,
- * or whose run is cancelled, is stopped by terminating the worker (a fresh one starts for the next
- * check, loading TypeScript again: about a second). Waiting checks are taken by owner (the agent)
- * in turn, so one agent sending slow programs delays another's check by at most one check per
- * other owner waiting, never until the other's deadline. The worker never keeps the process alive
- * while idle.
+ * The TypeScript work of `run_code` that can take unbounded time, off the main thread: type checks
+ * (`typeCheck: true`; measured: a 250-byte program of nested recursive conditional types held the
+ * checker 15 s) and the type removal of programs too costly to parse on the main thread
+ * (`stripsQuickly` in strip-types.ts; measured: 165 bytes of nested `async (` took 1.6 s). Jobs
+ * run in one worker thread, one at a time, each under a deadline counted from its submission and
+ * at most {@link MAX_CHECK_MS} (a check) or {@link MAX_STRIP_MS} (a strip) of the worker's time; a
+ * job past either, or whose run is cancelled, is stopped by terminating the worker (a fresh one
+ * starts for the next job, loading TypeScript again: about a second). Waiting jobs are taken by
+ * owner (the agent) in turn, so one agent sending slow programs delays another's job by at most
+ * one job per other owner waiting, never until the other's deadline. The worker never keeps the
+ * process alive while idle.
  */
 
 /** The longest one check may hold the checker (a real program's check takes milliseconds). */
 export const MAX_CHECK_MS = 5_000
 
+/**
+ * The longest one type removal may hold the worker (measured: a 256 KiB program of ordinary code,
+ * the default source limit, takes 100-300 ms).
+ */
+export const MAX_STRIP_MS = 2_000
+
 /** The checker thread's heap (TypeScript and a large SDK's declarations need well under half of it). */
 const MAX_CHECKER_HEAP_MB = 512
 
-/** How one check ended: `too-slow` is a check stopped at {@link MAX_CHECK_MS}. */
-export type OffThreadCheck =
-  | { readonly ok: true; readonly diagnostics: readonly TypeCheckDiagnostic[] }
-  | { readonly ok: false; readonly reason: 'timeout' | 'too-slow' | 'aborted' | 'failed' }
+/** Why a job gave no answer: `too-slow` is a job stopped at its share of the worker's time. */
+export type OffThreadFailure = { readonly ok: false; readonly reason: 'timeout' | 'too-slow' | 'aborted' | 'failed' }
 
-/** The turn key of checks submitted without an owner. */
+/** How one check ended: `too-slow` is a check stopped at {@link MAX_CHECK_MS}. */
+export type OffThreadCheck = { readonly ok: true; readonly diagnostics: readonly TypeCheckDiagnostic[] } | OffThreadFailure
+
+/** How one type removal ended: `too-slow` is one stopped at {@link MAX_STRIP_MS}. */
+export type OffThreadStrip = { readonly ok: true; readonly stripped: StripTypesResult } | OffThreadFailure
+
+/** The turn key of jobs submitted without an owner. */
 const NO_OWNER = {}
+
+type WorkerRequest =
+  | { readonly kind: 'check'; readonly declarations: string; readonly program: string }
+  | { readonly kind: 'strip'; readonly program: string }
+
+type WorkerReply =
+  | { readonly id: number; readonly diagnostics: TypeCheckDiagnostic[] }
+  | { readonly id: number; readonly stripped: StripTypesResult }
+  | { readonly id: number; readonly error: string }
+
+type JobOutcome = { readonly ok: true; readonly reply: WorkerReply } | OffThreadFailure
 
 interface Job {
   readonly id: number
-  readonly declarations: string
-  readonly program: string
+  readonly request: WorkerRequest
+  /** The most of the worker's time this job may hold. */
+  readonly maxMs: number
   readonly timeoutMs: number
   readonly signal: AbortSignal
   readonly owner: object
-  readonly resolve: (outcome: OffThreadCheck) => void
+  readonly resolve: (outcome: JobOutcome) => void
   timer?: ReturnType<typeof setTimeout>
-  /** Stops the check at MAX_CHECK_MS of the checker's time, once it runs. */
+  /** Stops the job at `maxMs` of the worker's time, once it runs. */
   slice?: ReturnType<typeof setTimeout>
   onAbort?: () => void
 }
 
+/** Options of one job: its deadline from submission, its run's signal, whose turn it is. */
+export interface OffThreadJobOptions {
+  readonly timeoutMs: number
+  readonly signal: AbortSignal
+  readonly owner?: object
+}
+
 /** The id of a replacement worker's first, throwaway check; job ids start at 1. */
 const WARM_UP = 0
-
-type WorkerReply = { readonly id: number; readonly diagnostics: TypeCheckDiagnostic[] } | { readonly id: number; readonly error: string }
 
 export class TypeCheckThread {
   #worker: Worker | undefined
   readonly #queue: Job[] = []
   #current: Job | undefined
   #ids = 0
-  /** When each owner's last check started (a turn count), for taking waiting checks in turn. */
+  /** When each owner's last job started (a turn count), for taking waiting jobs in turn. */
   readonly #served = new WeakMap<object, number>()
   #turns = 0
   readonly #maxCheckMs: number
+  readonly #maxStripMs: number
   /** Whether the worker has loaded TypeScript (answered its warm-up check). */
   #warm = false
 
-  /** @param options.maxCheckMs the most one check may hold the checker (default {@link MAX_CHECK_MS}). */
-  constructor(options: { maxCheckMs?: number } = {}) {
+  /**
+   * @param options.maxCheckMs the most one check may hold the checker (default {@link MAX_CHECK_MS}).
+   * @param options.maxStripMs the most one type removal may hold the worker (default {@link MAX_STRIP_MS}).
+   */
+  constructor(options: { maxCheckMs?: number; maxStripMs?: number } = {}) {
     this.#maxCheckMs = options.maxCheckMs ?? MAX_CHECK_MS
+    this.#maxStripMs = options.maxStripMs ?? MAX_STRIP_MS
   }
 
   /**
    * Check `program` against `declarations`, within `timeoutMs` of this call (waiting for the
    * worker included), unless `signal` aborts first. `owner` (the agent) is whose turn it is.
    */
-  check(declarations: string, program: string, options: { timeoutMs: number; signal: AbortSignal; owner?: object }): Promise<OffThreadCheck> {
+  async check(declarations: string, program: string, options: OffThreadJobOptions): Promise<OffThreadCheck> {
+    const outcome = await this.#submit({ kind: 'check', declarations, program }, this.#maxCheckMs, options)
+    if (!outcome.ok) return outcome
+    return 'diagnostics' in outcome.reply ? { ok: true, diagnostics: outcome.reply.diagnostics } : { ok: false, reason: 'failed' }
+  }
+
+  /**
+   * Remove the types of `program` as `stripTypes` does (the same result, message and position),
+   * within `timeoutMs` of this call (waiting for the worker included), unless `signal` aborts
+   * first. `owner` (the agent) is whose turn it is.
+   */
+  async strip(program: string, options: OffThreadJobOptions): Promise<OffThreadStrip> {
+    const outcome = await this.#submit({ kind: 'strip', program }, this.#maxStripMs, options)
+    if (!outcome.ok) return outcome
+    return 'stripped' in outcome.reply ? { ok: true, stripped: outcome.reply.stripped } : { ok: false, reason: 'failed' }
+  }
+
+  #submit(request: WorkerRequest, maxMs: number, options: OffThreadJobOptions): Promise<JobOutcome> {
     if (options.signal.aborted) return Promise.resolve({ ok: false, reason: 'aborted' })
     return new Promise((resolve) => {
       const owner = options.owner ?? NO_OWNER
-      const job: Job = { id: ++this.#ids, declarations, program, timeoutMs: options.timeoutMs, signal: options.signal, owner, resolve }
+      const job: Job = { id: ++this.#ids, request, maxMs, timeoutMs: options.timeoutMs, signal: options.signal, owner, resolve }
       const end = (reason: 'timeout' | 'aborted'): void => {
         if (this.#current === job) this.#stop(job, reason)
         else this.#finishQueued(job, { ok: false, reason })
       }
       job.onAbort = () => end('aborted')
       options.signal.addEventListener('abort', job.onAbort, { once: true })
-      // From submission: time spent waiting behind another run's check counts too.
+      // From submission: time spent waiting behind another run's job counts too.
       job.timer = setTimeout(() => end('timeout'), job.timeoutMs)
       this.#queue.push(job)
       this.#next()
     })
   }
 
-  /** Terminate the worker; waiting checks end as aborted. */
+  /** Terminate the worker; waiting jobs end as aborted. */
   async dispose(): Promise<void> {
     for (const job of this.#queue.splice(0)) this.#settle(job, { ok: false, reason: 'aborted' })
     const current = this.#current
@@ -108,15 +160,15 @@ export class TypeCheckThread {
     const worker = this.#spawned()
     if (this.#warm) this.#startSlice(job)
     worker.ref()
-    worker.postMessage({ id: job.id, declarations: job.declarations, program: job.program })
+    worker.postMessage({ id: job.id, ...job.request })
   }
 
-  /** The check's share of the checker starts when the checker can work on it (TypeScript loaded). */
+  /** The job's share of the worker starts when the worker can work on it (TypeScript loaded). */
   #startSlice(job: Job): void {
-    job.slice ??= setTimeout(() => this.#stop(job, 'too-slow'), this.#maxCheckMs)
+    job.slice ??= setTimeout(() => this.#stop(job, 'too-slow'), job.maxMs)
   }
 
-  /** The waiting check whose owner was served longest ago (never served: first), oldest first among equals. */
+  /** The waiting job whose owner was served longest ago (never served: first), oldest first among equals. */
   #take(): Job | undefined {
     let best = -1
     let bestTurn = Number.POSITIVE_INFINITY
@@ -132,10 +184,10 @@ export class TypeCheckThread {
 
   #spawned(): Worker {
     if (this.#worker !== undefined) return this.#worker
-    const worker = new Worker(new URL('../sdk-gen/type-check-worker.js', import.meta.url), {
+    const worker = new Worker(new URL('./type-check-worker.js', import.meta.url), {
       execArgv: [],
       // A kilobyte of mapped template-literal types can make the checker allocate gigabytes: past
-      // this the worker dies alone, and the check reports the checker failed.
+      // this the worker dies alone, and the job reports the worker failed.
       resourceLimits: { maxOldGenerationSizeMb: MAX_CHECKER_HEAP_MB },
     })
     worker.on('message', (reply: WorkerReply) => {
@@ -146,7 +198,7 @@ export class TypeCheckThread {
         return
       }
       if (reply.id !== this.#current?.id) return
-      this.#finishCurrent('diagnostics' in reply ? { ok: true, diagnostics: reply.diagnostics } : { ok: false, reason: 'failed' })
+      this.#finishCurrent({ ok: true, reply })
     })
     worker.on('error', () => {
       // 'exit' follows.
@@ -158,27 +210,27 @@ export class TypeCheckThread {
     })
     this.#worker = worker
     this.#warm = false
-    // Loads TypeScript and its libraries (about a second) before any check counts its time.
-    worker.postMessage({ id: WARM_UP, declarations: '', program: '' })
+    // Loads TypeScript and its libraries (about a second) before any job counts its time.
+    worker.postMessage({ id: WARM_UP, kind: 'check', declarations: '', program: '' })
     return worker
   }
 
   /**
-   * End the running check now: its worker is terminated, and a fresh one starts at once and loads
-   * TypeScript (about a second) before the next check needs it.
+   * End the running job now: its worker is terminated, and a fresh one starts at once and loads
+   * TypeScript (about a second) before the next job needs it.
    */
   #stop(job: Job, reason: 'timeout' | 'too-slow' | 'aborted'): void {
     if (this.#current !== job) return
     const worker = this.#worker
     this.#worker = undefined
     void worker?.terminate()
-    // A fresh worker starts loading TypeScript now, before the next check needs it.
+    // A fresh worker starts loading TypeScript now, before the next job needs it.
     this.#spawned()
     this.#finishCurrent({ ok: false, reason })
   }
 
-  /** The running check is over: settle it and start the next one. */
-  #finishCurrent(outcome: OffThreadCheck): void {
+  /** The running job is over: settle it and start the next one. */
+  #finishCurrent(outcome: JobOutcome): void {
     const job = this.#current
     if (job === undefined) return
     this.#current = undefined
@@ -186,13 +238,13 @@ export class TypeCheckThread {
     this.#next()
   }
 
-  #finishQueued(job: Job, outcome: OffThreadCheck): void {
+  #finishQueued(job: Job, outcome: JobOutcome): void {
     const index = this.#queue.indexOf(job)
     if (index >= 0) this.#queue.splice(index, 1)
     this.#settle(job, outcome)
   }
 
-  #settle(job: Job, outcome: OffThreadCheck): void {
+  #settle(job: Job, outcome: JobOutcome): void {
     clearTimeout(job.timer)
     clearTimeout(job.slice)
     if (job.onAbort !== undefined) job.signal.removeEventListener('abort', job.onAbort)

@@ -11,7 +11,9 @@ const ASSETS = [
   'sandbox/quickjs/guest-cpu.d.ts',
   'sdk-gen/type-check-core.js',
   'sdk-gen/type-check-core.d.ts',
-  'sdk-gen/type-check-worker.js',
+  'sandbox/strip-types-core.js',
+  'sandbox/strip-types-core.d.ts',
+  'sandbox/type-check-worker.js',
 ]
 
 // The output directory: `dist` (npm run build), or another one given (the package test builds aside,

@@ -1,5 +1,5 @@
 // The type checker behind sdk-gen/type-check.ts, in plain JavaScript so that the worker thread
-// that runs it for `run_code` (type-check-worker.js) can load it too: a worker cannot load
+// that runs it for `run_code` (sandbox/type-check-worker.js) can load it too: a worker cannot load
 // TypeScript on Node 20. Lib files are parsed (and bound) once per thread and shared by every
 // check; only the declarations and the program are parsed per call.
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createContext } from '../../src/context.ts'
 import type { Context } from '../../src/context.ts'
 import type { ToolExecution, ToolExecutionResult, ToolExecutionToken } from '../../src/execution.ts'
@@ -8,6 +8,8 @@ import { installTimeoutPolicy } from '../../src/timeout-policy.ts'
 import type { ObjectJsonSchema } from '../../src/schema/types.ts'
 import type { SandboxEngine } from '../../sandbox/engine.ts'
 import { codeModeDeclarations, createRunCode } from '../../sandbox/run-code.ts'
+import { stripTypes } from '../../sandbox/strip-types.ts'
+import { TypeCheckThread } from '../../sandbox/type-check-thread.ts'
 import { call, deferred, rawTool } from '../helpers.ts'
 import { enginesUnderTest } from './engines.ts'
 
@@ -649,5 +651,87 @@ describe('run_code and its engine', () => {
     }
     expect(tenants).toEqual([alice, bob, alice])
     expect(tenants[0]).toBe(alice)
+  })
+})
+
+describe('run_code type removal', () => {
+  // `<` chains, retried as type arguments at every `<`: too costly for the main thread, done in a few hundred milliseconds.
+  const costly = 'let x, a = 1\n' + `x = ${Array.from({ length: 500 }, () => 'a').join('<')}\n`.repeat(3)
+  // Nested failed async arrows: the parse doubles per level, far past any limit.
+  const endless = 'return ' + 'async ('.repeat(40) + '1' + ')'.repeat(40)
+
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+
+  function agentWith(options: Parameters<typeof createRunCode>[0] = {}) {
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode(options) } })
+    registerTools(ctx, [])
+    return ctx.agent('a')
+  }
+
+  it('removes the types of a small program on the main thread, never waiting for the TypeScript thread', async () => {
+    const strip = vi.spyOn(TypeCheckThread.prototype, 'strip')
+    const agent = agentWith()
+    const result = await agent.ctx.tools.execute(call('run_code', { code: 'const n: number = await tools.add({ a: 2, b: 3 })\nreturn n as number' }))
+    expect(result).toMatchObject({ isError: false, value: { result: 5 } })
+    expect(strip).not.toHaveBeenCalled()
+  })
+
+  it("removes the types of a costly program off the main thread, and the host's event loop keeps turning meanwhile", async () => {
+    const original = TypeCheckThread.prototype.strip
+    const ticksWhileStripping: number[] = []
+    vi.spyOn(TypeCheckThread.prototype, 'strip').mockImplementation(function (this: TypeCheckThread, ...args) {
+      let ticks = 0
+      const ticker = setInterval(() => void (ticks += 1), 1)
+      return original.apply(this, args).finally(() => {
+        clearInterval(ticker)
+        ticksWhileStripping.push(ticks)
+      })
+    })
+    const agent = agentWith()
+    const result = await agent.ctx.tools.execute(call('run_code', { code: `${costly}const n: number = 7\nreturn n` }))
+    expect(result).toMatchObject({ isError: false, value: { result: 7 } })
+    expect(ticksWhileStripping).toHaveLength(1)
+    // A parse on the main thread would have let the interval fire at most once.
+    expect(ticksWhileStripping[0]).toBeGreaterThan(20)
+  })
+
+  it('reports the same syntax errors and refusals, at the same positions, whichever thread removed the types', async () => {
+    const strip = vi.spyOn(TypeCheckThread.prototype, 'strip')
+    const agent = agentWith()
+    const mistakes = ['let x = ;', 'enum Color { Red }', 'if (x) {\n  f()', 'f()\n}\ng()', 'let y = 2\nreturn 1<!--y']
+    for (const mistake of mistakes) {
+      for (const code of [mistake, `${costly}${mistake}`]) {
+        const expected = stripTypes(code)
+        if (expected.ok) throw new Error(`expected ${JSON.stringify(mistake)} to be refused`)
+        const result = await agent.ctx.tools.execute(call('run_code', { code }))
+        expect(codeOf(result)).toBe('CODE_RUN_FAILED')
+        expect(result.isError && result.error.message).toBe(`The program was not run: line ${expected.line}, column ${expected.column}: ${expected.message}`)
+      }
+    }
+    expect(strip).toHaveBeenCalledTimes(mistakes.length)
+  })
+
+  it('refuses a program whose types take too long to remove, naming the bound it broke, and the next run works', async () => {
+    const agent = agentWith({ limits: { wallTimeMs: 30_000 } })
+    const slow = await agent.ctx.tools.execute(call('run_code', { code: endless }))
+    expect(codeOf(slow)).toBe('CODE_RUN_FAILED')
+    expect(slow.isError && slow.error.message).toMatch(/^The program was not run: removing its types took longer than 2000 ms, the most it may take: simplify it/)
+    const hurried = agentWith({ limits: { wallTimeMs: 300 } })
+    const late = await hurried.ctx.tools.execute(call('run_code', { code: endless }))
+    expect(late.isError && late.error.message).toMatch(/^The program was not run: removing its types took longer than the wallTimeMs limit/)
+    const good = await agent.ctx.tools.execute(call('run_code', { code: `${costly}return 1` }))
+    expect(good).toMatchObject({ isError: false, value: { result: 1 } })
+  })
+
+  it('cancels a run while its types are removed off the main thread', async () => {
+    const agent = agentWith()
+    const cancelled = new AbortController()
+    const pending = agent.ctx.tools.execute(call('run_code', { code: endless }, { signal: cancelled.signal }))
+    setTimeout(() => cancelled.abort(), 50)
+    const result = await pending
+    expect(result.isError).toBe(true)
+    expect(result.isError && result.error.message).toMatch(/cancelled/)
   })
 })

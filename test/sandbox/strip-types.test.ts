@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { stripTypes } from '../../sandbox/strip-types.ts'
+import { stripsQuickly, stripTypes } from '../../sandbox/strip-types.ts'
 
 function strip(source: string): string {
   const result = stripTypes(source)
@@ -191,5 +191,33 @@ describe('stripTypes', () => {
 
   it('reports a closing brace that would end the program body early', () => {
     expect(stripTypes('f()\n}\ng()')).toEqual({ ok: false, message: "Syntax error: '}' has no matching '{'", line: 2, column: 1 })
+  })
+})
+
+describe('stripsQuickly', () => {
+  it('accepts an ordinary program, typed, with a loop, generics and an async callback', () => {
+    const program = `const issues: Array<{ id: number; title: string }> = await tools.list_issues({ repo: 'a/b', state: 'open' })
+const results = await Promise.all(issues.filter((i) => i.title.includes('bug')).map(async (issue) => {
+  const comments = await tools.list_comments({ issue: issue.id })
+  for (let k = 0; k < comments.length; k++) if (comments[k].body.length > 100) console.log(\`long \${k}\`)
+  return { id: issue.id, title: issue.title, n: comments.length }
+}))
+results.sort((a, b) => b.n - a.n)
+return results`
+    expect(stripsQuickly(program)).toBe(true)
+    expect(stripsQuickly('return 1')).toBe(true)
+  })
+
+  it('refuses the shapes that make the parser re-parse: chains of `<`, nested `async (`, escaped `async`, nested arrow defaults', () => {
+    expect(stripsQuickly('x = ' + Array.from({ length: 8 }, () => 'a').join('<'))).toBe(false)
+    expect(stripsQuickly('x = ' + 'async ('.repeat(4) + '1' + ')'.repeat(4))).toBe(false)
+    expect(stripsQuickly('x = ' + '\\u0061sync ('.repeat(4) + '1' + ')'.repeat(4))).toBe(false)
+    expect(stripsQuickly('x = ' + '(a = '.repeat(33) + 'b' + ')'.repeat(33))).toBe(false)
+  })
+
+  it('refuses a long program whatever it holds, and counts the tokens in strings and comments too', () => {
+    expect(stripsQuickly(`return '${'x'.repeat(2_100)}'`)).toBe(false)
+    expect(stripsQuickly(`// ${'<'.repeat(4)}\nreturn 1`)).toBe(false)
+    expect(stripsQuickly(`return "${'('.repeat(33)}"`)).toBe(false)
   })
 })

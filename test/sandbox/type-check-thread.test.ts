@@ -5,6 +5,7 @@
  * queue of its own, and a cancelled run's check ends at once.
  */
 import { afterAll, describe, expect, it } from 'vitest'
+import { stripTypes } from '../../sandbox/strip-types.ts'
 import { TypeCheckThread } from '../../sandbox/type-check-thread.ts'
 
 const DECLARATIONS = 'declare const tools: { add(args: { a: number; b: number }): Promise<number> }'
@@ -13,6 +14,10 @@ const BUSY = `type Build<N extends number, A extends unknown[] = []> = A['length
 type Outer<A extends unknown[] = [], Acc = never> = A['length'] extends 400 ? Acc : Outer<[...A, 0], Acc | Build<A['length']>['length']>
 const x: Outer = 5000
 return 1`
+// Nested failed async arrows: the parse doubles per level, seconds for a few hundred bytes.
+const SLOW_TO_PARSE = 'return ' + 'async ('.repeat(40) + '1' + ')'.repeat(40)
+// `<` chains, retried as type arguments at every `<`: a few hundred milliseconds, then done.
+const COSTLY_TO_PARSE = 'let x, a = 1\n' + `x = ${Array.from({ length: 500 }, () => 'a').join('<')}\n`.repeat(3) + 'return x'
 
 describe('TypeCheckThread', () => {
   const thread = new TypeCheckThread()
@@ -86,5 +91,56 @@ describe('TypeCheckThread', () => {
     } finally {
       await fair.dispose()
     }
+  })
+
+  it('removes types as stripTypes does on the main thread: the same code, and the same errors at the same positions', async () => {
+    const programs = [
+      'return 1',
+      'const n: number = await tools.add({ a: 1, b: 2 })\ninterface P { a: string }\nreturn n as number',
+      'function f(a: string): void\nfunction f(a: any) { return a }\nreturn f<string>("x")',
+      'const a = 1\nlet x = ;',
+      'if (x) {\n  f()',
+      'f()\n}\ng()',
+      'const a = 1\n  enum Color { Red }',
+      'class C {\n  constructor(private a: number) {}\n}',
+      'let y = 2\nreturn 1<!--y',
+      'import fs from "node:fs"',
+      'return ' + '['.repeat(5_000) + ']'.repeat(5_000),
+      COSTLY_TO_PARSE,
+    ]
+    for (const program of programs) {
+      expect(await thread.strip(program, { timeoutMs: 30_000, signal: live() })).toEqual({ ok: true, stripped: stripTypes(program) })
+    }
+  })
+
+  it("keeps the main thread's event loop turning while a costly program's types are removed", async () => {
+    let ticks = 0
+    const ticker = setInterval(() => void (ticks += 1), 1)
+    try {
+      const outcome = await thread.strip(COSTLY_TO_PARSE, { timeoutMs: 30_000, signal: live() })
+      expect(outcome).toMatchObject({ ok: true, stripped: { ok: true } })
+    } finally {
+      clearInterval(ticker)
+    }
+    expect(ticks).toBeGreaterThan(20)
+  })
+
+  it('stops a type removal at its share of the worker, and a fresh worker takes the next', async () => {
+    const quick = new TypeCheckThread({ maxStripMs: 300 })
+    try {
+      expect(await quick.strip(SLOW_TO_PARSE, { timeoutMs: 30_000, signal: live() })).toEqual({ ok: false, reason: 'too-slow' })
+      expect(await quick.strip('const n: number = 1', { timeoutMs: 30_000, signal: live() })).toEqual({ ok: true, stripped: { ok: true, code: 'const n         = 1' } })
+    } finally {
+      await quick.dispose()
+    }
+  })
+
+  it('ends the type removal of a cancelled run or one past its deadline at once', async () => {
+    const running = new AbortController()
+    const first = thread.strip(SLOW_TO_PARSE, { timeoutMs: 30_000, signal: running.signal })
+    setTimeout(() => running.abort(), 50)
+    expect(await first).toEqual({ ok: false, reason: 'aborted' })
+    expect(await thread.strip(SLOW_TO_PARSE, { timeoutMs: 300, signal: live() })).toEqual({ ok: false, reason: 'timeout' })
+    expect(await thread.strip('return 1', { timeoutMs: 30_000, signal: live() })).toEqual({ ok: true, stripped: { ok: true, code: 'return 1' } })
   })
 })
