@@ -118,17 +118,20 @@ if (unavailable !== undefined && inCI()) {
   const WARM_SIZE: Partial<SandboxLimits> = { memoryLimitBytes: CONTRACT_LIMITS.memoryLimitBytes }
   engineContract('isolated-vm', () => createIsolatedVmEngine({ limits: WARM_SIZE }))
 
-  describe('isolated-vm engine specifics', () => {
+  /** Runs on an engine created before the enclosing block's tests and disposed after them. */
+  function engineForBlock(): (code: string, options?: RunOptions) => Promise<EngineRunResult> {
     let engine: SandboxEngine
-
     beforeAll(async () => {
       engine = await createIsolatedVmEngine({ limits: WARM_SIZE })
     })
     afterAll(async () => {
       await engine.dispose()
     })
+    return (code, options = {}) => runContract(engine, code, options)
+  }
 
-    const runIn = (code: string, options: RunOptions = {}) => runContract(engine, code, options)
+  describe('isolated-vm engine specifics', () => {
+    const runIn = engineForBlock()
 
     it('applies engine ceilings over larger run limits, as the QuickJS engine does', async () => {
       const capped = await createIsolatedVmEngine({ limits: { cpuTimeMs: 150 } })
@@ -280,16 +283,7 @@ return { values, seen }
   })
 
   describe('isolated-vm: array built-ins V8 cannot stop', () => {
-    let engine: SandboxEngine
-
-    beforeAll(async () => {
-      engine = await createIsolatedVmEngine({ limits: WARM_SIZE })
-    })
-    afterAll(async () => {
-      await engine.dispose()
-    })
-
-    const runIn = (code: string, options: RunOptions = {}) => runContract(engine, code, options)
+    const runIn = engineForBlock()
     const guestError = (result: EngineRunResult) => (result.ok ? expect.fail(`expected a guest error, got ${result.resultJson}`) : result.error)
 
     // Each of these loops natively without a termination check: before the guards, the run was
