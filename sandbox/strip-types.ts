@@ -34,8 +34,10 @@ export function stripTypes(source: string): StripTypesResult {
 //  - `(a = a < (a = a < ...` (type arguments around arrow parameters): doubles per level, 10
 //    levels in 105 bytes take ~140 ms;
 //  - `(a = (a = ...`, `({a = (`, `([a = (`, `(a, b = (` (arrow parameters with defaults): quadratic,
-//    192 levels in 1.5 KB take 16-28 ms.
-// Every such level needs a `(` or a `<`/`async`/`\u`, so counting those characters (in strings and
+//    192 levels in 1.5 KB take 16-28 ms;
+//  - `[infer A extends [infer A extends ... ? 1 : 1]` (the constraint read twice when a `?`
+//    follows): doubles per level, 20 levels in 541 bytes take 1.6 s (found by a red-team pass).
+// Every such level needs a `(` or a `<`/`async`/`infer`/`\u`, so counting those characters (in strings and
 // comments too: an over-count only costs a thread hop) bounds the nesting. Within the limits below
 // the worst cases found, the constructs above nested in one another and padded to the size limit,
 // took 9-14 ms (median of 5 runs) on that VM; an ordinary 500-byte program takes ~0.1 ms.
@@ -43,7 +45,7 @@ export function stripTypes(source: string): StripTypesResult {
 const QUICK_MAX_CHARS = 2_048
 /** The most `(` in a program parsed on the calling thread. */
 const QUICK_MAX_PARENS = 32
-/** The most `<`, `async` and `\u` together in a program parsed on the calling thread. */
+/** The most `<`, `async`, `infer` and `\u` together in a program parsed on the calling thread. */
 const QUICK_MAX_SPECULATIONS = 3
 
 /**
@@ -65,6 +67,9 @@ export function stripsQuickly(source: string): boolean {
         break
       case 0x61: // a
         if (source.startsWith('async', index)) speculations++
+        break
+      case 0x69: // i
+        if (source.startsWith('infer', index)) speculations++
         break
       case 0x5c: // backslash
         if (source.charCodeAt(index + 1) === 0x75) speculations++ // \u

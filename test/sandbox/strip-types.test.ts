@@ -213,6 +213,8 @@ return results`
     expect(stripsQuickly('x = ' + 'async ('.repeat(4) + '1' + ')'.repeat(4))).toBe(false)
     expect(stripsQuickly('x = ' + '\\u0061sync ('.repeat(4) + '1' + ')'.repeat(4))).toBe(false)
     expect(stripsQuickly('x = ' + '(a = '.repeat(33) + 'b' + ')'.repeat(33))).toBe(false)
+    // Nested `infer X extends` in tuple types: no `(` or `<` at all, and twice the parse per level.
+    expect(stripsQuickly('let x: ' + '[infer A extends '.repeat(4) + '1' + ' ? 1 : 1]'.repeat(4) + ' = 0\nreturn 1')).toBe(false)
   })
 
   it('refuses a long program whatever it holds, and counts the tokens in strings and comments too', () => {
