@@ -18,7 +18,7 @@ import { createQuickJSEngine } from './quickjs/quickjs-engine.ts'
 import { stripsQuickly, stripTypes } from './strip-types.ts'
 import type { StripTypesResult } from './strip-types.ts'
 import { MAX_CHECK_MS, MAX_STRIP_MS, TypeCheckThread } from './type-check-thread.ts'
-import type { OffThreadFailure } from './type-check-thread.ts'
+import type { OffThreadFailure, OffThreadJobOptions } from './type-check-thread.ts'
 
 /** Options of {@link createRunCode}. */
 export interface RunCodeOptions {
@@ -170,31 +170,30 @@ function sharedTypeScriptThread(): TypeCheckThread {
   return typeScriptThread
 }
 
-/** Why a program was not run when its type check did not finish. */
-function uncheckedMessage(reason: OffThreadFailure['reason'], limits: SandboxLimits): string {
-  switch (reason) {
-    case 'timeout':
-      return `The program was not run: type-checking it took longer than the ${limitSentence('wallTimeMs', limits)}`
-    case 'too-slow':
-      return `The program was not run: type-checking it took longer than ${MAX_CHECK_MS} ms, the most one check may take: simplify its types`
-    case 'aborted':
-      return 'The program was cancelled while it was type-checked'
-    case 'failed':
-      return 'The program was not run: the type checker failed on it'
-  }
-}
+/** The TypeScript thread's two jobs, as the messages of a job that did not finish name them. */
+const OFF_THREAD_WORK = {
+  check: { doing: 'type-checking it', maxMs: MAX_CHECK_MS, most: 'the most one check may take: simplify its types', during: 'while it was type-checked', tool: 'the type checker' },
+  strip: {
+    doing: 'removing its types',
+    maxMs: MAX_STRIP_MS,
+    most: 'the most it may take: simplify it (fewer nested parentheses, `<`, `async` and `infer`)',
+    during: 'while its types were removed',
+    tool: 'the TypeScript parser',
+  },
+} as const
 
-/** Why a program was not run when removing its types off the main thread did not finish. */
-function unstrippedMessage(reason: OffThreadFailure['reason'], limits: SandboxLimits): string {
+/** Why a program was not run when a job in the TypeScript thread did not finish. */
+function offThreadMessage(work: keyof typeof OFF_THREAD_WORK, reason: OffThreadFailure['reason'], limits: SandboxLimits): string {
+  const { doing, maxMs, most, during, tool } = OFF_THREAD_WORK[work]
   switch (reason) {
     case 'timeout':
-      return `The program was not run: removing its types took longer than the ${limitSentence('wallTimeMs', limits)}`
+      return `The program was not run: ${doing} took longer than the ${limitSentence('wallTimeMs', limits)}`
     case 'too-slow':
-      return `The program was not run: removing its types took longer than ${MAX_STRIP_MS} ms, the most it may take: simplify it (fewer nested parentheses, \`<\` and \`async\`)`
+      return `The program was not run: ${doing} took longer than ${maxMs} ms, ${most}`
     case 'aborted':
-      return 'The program was cancelled while its types were removed'
+      return `The program was cancelled ${during}`
     case 'failed':
-      return 'The program was not run: the TypeScript parser failed on it'
+      return `The program was not run: ${tool} failed on it`
   }
 }
 
@@ -278,9 +277,9 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
 }
 
 /** Remove the types of a program too costly to parse on the main thread, in the TypeScript thread. */
-async function stripOffThread(code: string, limits: SandboxLimits, options: { timeoutMs: number; signal: AbortSignal; owner?: object }): Promise<StripTypesResult> {
+async function stripOffThread(code: string, limits: SandboxLimits, options: OffThreadJobOptions): Promise<StripTypesResult> {
   const outcome = await sharedTypeScriptThread().strip(code, options)
-  if (!outcome.ok) throw codeRunFailed(unstrippedMessage(outcome.reason, limits))
+  if (!outcome.ok) throw codeRunFailed(offThreadMessage('strip', outcome.reason, limits))
   return outcome.stripped
 }
 
@@ -313,7 +312,7 @@ async function runProgram(
     // Off the main thread and under the run's wall-time limit: a small program can keep the
     // checker busy for seconds.
     const checked = await sharedTypeScriptThread().check(sdk.declarations, code, { timeoutMs: remainingMs(), signal: exec.signal, ...owner })
-    if (!checked.ok) throw codeRunFailed(uncheckedMessage(checked.reason, limits))
+    if (!checked.ok) throw codeRunFailed(offThreadMessage('check', checked.reason, limits))
     const { diagnostics } = checked
     if (diagnostics.length > 0) {
       const lines = diagnostics.slice(0, 10).map((d) => `line ${d.line}, column ${d.column}: ${d.message}`)
