@@ -137,29 +137,44 @@ const typedArrayLength = getOwnPropertyDescriptor(getPrototypeOf(Uint8Array.prot
 function refuse(method, why) {
   throw new TypeErrorCtor(method + ' is not available ' + why + ' in this sandbox');
 }
-function check(receiver, method) {
+// A native loop over an array-like makes one lookup per index, and a lookup that misses walks the
+// whole prototype chain: what it may cost is the length times the chain's depth. The budget is
+// maxLength lookups over a chain as deep as an instance of a subclass of Array has (4 objects).
+const maxLookups = maxLength * 4;
+function lookups(receiver, method) {
   // A missing receiver: the native method throws its own TypeError.
-  if (receiver === null || receiver === undefined) return;
-  let o = ObjectCtor(receiver);
-  while (o !== null) {
+  if (receiver === null || receiver === undefined) return 0;
+  let length = -1;
+  let depth = 0;
+  for (let o = ObjectCtor(receiver); o !== null; o = getPrototypeOf(o)) {
+    // Anywhere in the chain: a Proxy without traps forwards lookups natively, to a chain of its own.
     if (isProxy(o)) refuse(method, 'on a Proxy');
+    depth = depth + 1;
+    if (length >= 0) continue;
     const found = getOwnPropertyDescriptor(o, 'length');
-    if (found !== undefined) {
-      if (!reflectApply(hasOwn, found, ['value'])) {
-        if (found.get === typedArrayLength) return;
-        refuse(method, 'on an object whose length is a getter');
-      }
-      const value = found.value;
-      if (value !== null && (typeof value === 'object' || typeof value === 'function')) refuse(method, 'on an object whose length is an object');
-      // Numbers and strings convert without program code; anything else converts to 0 or throws.
-      const length = typeof value === 'number' || typeof value === 'string' ? +value : 0;
-      if (length > maxLength) {
-        throw new RangeErrorCtor(method + ' on a length of ' + length + ' is refused: this sandbox allows array methods on lengths up to ' + maxLength);
-      }
-      return;
+    if (found === undefined) continue;
+    if (!reflectApply(hasOwn, found, ['value'])) {
+      // A typed array's elements are all its own, as many as its buffer holds.
+      if (found.get === typedArrayLength) return 0;
+      refuse(method, 'on an object whose length is a getter');
     }
-    o = getPrototypeOf(o);
+    const value = found.value;
+    if (value !== null && (typeof value === 'object' || typeof value === 'function')) refuse(method, 'on an object whose length is an object');
+    // Numbers and strings convert without program code; anything else converts to 0 or throws.
+    length = typeof value === 'number' || typeof value === 'string' ? +value : 0;
+    if (length !== length || length < 0) length = 0;
+    if (length > maxLength) {
+      throw new RangeErrorCtor(method + ' on a length of ' + length + ' is refused: this sandbox allows array methods on lengths up to ' + maxLength);
+    }
   }
+  return length <= 0 ? 0 : length * depth;
+}
+function refuseLookups(method, count) {
+  throw new RangeErrorCtor(method + ' would make up to ' + count + ' element lookups (length times prototype chain depth) and is refused: this sandbox allows up to ' + maxLookups);
+}
+function check(receiver, method) {
+  const count = lookups(receiver, method);
+  if (count > maxLookups) refuseLookups(method, count);
 }
 // Array.from reads Symbol.iterator before length: a getter there could lengthen the object after
 // the check.
@@ -193,6 +208,44 @@ for (const key of ['copyWithin', 'every', 'fill', 'filter', 'forEach', 'includes
   guard(Array.prototype, key, 'Array.prototype.' + key, checkReceiver);
 }
 guard(Array, 'from', 'Array.from', (self, args, name) => { checkIterable(args[0], name); check(args[0], name); });
+
+// concat loops over the receiver and every argument it spreads, each as the receiver above: the
+// lookups of all of them count together. Whether it spreads one is read the native way (its own or
+// inherited Symbol.isConcatSpreadable, else whether it is an array), refusing a getter there: that
+// could lengthen a later argument after its check.
+const concatSpreadable = Symbol.isConcatSpreadable;
+function spreads(item, method) {
+  if (item === null || (typeof item !== 'object' && typeof item !== 'function')) return false;
+  for (let o = item; o !== null; o = getPrototypeOf(o)) {
+    if (isProxy(o)) refuse(method, 'on a Proxy');
+    const found = getOwnPropertyDescriptor(o, concatSpreadable);
+    if (found === undefined) continue;
+    if (!reflectApply(hasOwn, found, ['value'])) refuse(method, 'on an object whose Symbol.isConcatSpreadable is a getter');
+    if (found.value !== undefined) return !!found.value;
+    break;
+  }
+  return isArray(item);
+}
+guard(Array.prototype, 'concat', 'Array.prototype.concat', (self, args, name) => {
+  if (self === null || self === undefined) return;
+  const receiver = ObjectCtor(self);
+  let count = spreads(receiver, name) ? lookups(receiver, name) : 0;
+  for (let i = 0; i < args.length; i++) {
+    if (spreads(args[i], name)) count = count + lookups(args[i], name);
+  }
+  if (count > maxLookups) refuseLookups(name, count);
+});
+// apply, Reflect.apply and Reflect.construct turn an array-like into an argument list natively;
+// a primitive there is the native method's own TypeError.
+function checkList(at) {
+  return (self, args, name) => {
+    const list = args[at];
+    if (list !== null && (typeof list === 'object' || typeof list === 'function')) check(list, name);
+  };
+}
+guard(Function.prototype, 'apply', 'Function.prototype.apply', checkList(1));
+guard(Reflect, 'apply', 'Reflect.apply', checkList(2));
+guard(Reflect, 'construct', 'Reflect.construct', checkList(1));
 
 // flat and flatMap loop natively over nested arrays the receiver's length says nothing about
 // (\`[Array(2 ** 32 - 1)].flat()\`): they are written here instead, as the specification gives them,

@@ -304,11 +304,30 @@ return { values, seen }
       ['toLocaleString', 'Array.prototype.toLocaleString.call({ length: 2 ** 32 - 1 })'],
       ['join on a long string', "Array.prototype.includes.call('x'.repeat(2 ** 25), 1)"],
       ['Array.from', 'Array.from({ length: 2 ** 32 - 1 })'],
+      ['concat on a spread array-like', '[].concat({ length: 2 ** 32 - 1, [Symbol.isConcatSpreadable]: true })'],
+      ['concat on its receiver', 'Array.prototype.concat.call(Object.assign(Array(2 ** 32 - 1), { [Symbol.isConcatSpreadable]: true }))'],
+      ['Function.prototype.apply', 'Math.max.apply(null, { length: 2 ** 32 - 1 })'],
+      ['Reflect.apply', 'Reflect.apply(Math.max, null, { length: 2 ** 32 - 1 })'],
+      ['Reflect.construct', 'Reflect.construct(Array, { length: 2 ** 32 - 1 })'],
       ['a length inherited by a number', '(Number.prototype.length = 2 ** 53 - 1, Array.prototype.indexOf.call(5, 1))'],
     ])('refuses %s over a huge length before the native loop starts', async (_name, code) => {
       const error = guestError(await runIn(`return ${code}`, { limits: { cpuTimeMs: 10_000, wallTimeMs: 20_000 } }))
       expect(error).toMatchObject({ kind: 'guest', name: 'RangeError' })
       expect(error.message).toMatch(/ on a length of \d+ is refused: this sandbox allows array methods on lengths up to 16777216/)
+    })
+
+    // A lookup that misses walks the whole prototype chain: a chain of 10,000 objects, each with an
+    // element of its own, made every index cost ~0.25 ms, uninterruptibly, within the length limit.
+    const DEEP_CHAIN = 'let p = Object.prototype\nfor (let i = 0; i < 10000; i++) { p = Object.create(p); p[2 ** 30 + i] = 1 }\nconst deep = Object.create(p)\ndeep.length = 100000\n'
+    it.each([
+      ['indexOf on a deep array-like', 'return Array.prototype.indexOf.call(deep, 1)', 'Array.prototype.indexOf'],
+      ['an array whose prototype is deep', 'return Array.prototype.includes.call(Object.setPrototypeOf(Array(100000), p), 1)', 'Array.prototype.includes'],
+      ['apply with a deep array-like', 'return Math.max.apply(null, deep)', 'Function.prototype.apply'],
+      ['concat over many spread array-likes', 'const a = { length: 2 ** 24, [Symbol.isConcatSpreadable]: true }\nreturn [].concat(a, a, a, a, a).length', 'Array.prototype.concat'],
+    ])('refuses %s, whose lookups (length times chain depth) are over the budget', async (_name, code, method) => {
+      const error = guestError(await runIn(DEEP_CHAIN + code, { limits: { cpuTimeMs: 10_000, wallTimeMs: 20_000 } }))
+      expect(error).toMatchObject({ kind: 'guest', name: 'RangeError' })
+      expect(error.message).toMatch(new RegExp(`^${method} would make up to \\d+ element lookups \\(length times prototype chain depth\\) and is refused: this sandbox allows up to 67108864$`))
     })
 
     it.each([
@@ -317,6 +336,9 @@ return { values, seen }
       ['a Proxy', 'return Array.prototype.indexOf.call(new Proxy({ length: 2 ** 53 - 1 }, {}), 1)', 'on a Proxy'],
       ['a revocable Proxy', 'return Proxy.revocable([1, 2], {}).proxy.map((x) => x)', 'on a Proxy'],
       ['a Proxy down the prototype chain', 'return Array.prototype.fill.call(Object.create(new Proxy({ length: 2 ** 53 - 1 }, {})), 1)', 'on a Proxy'],
+      ['a Proxy behind the length', 'return Array.prototype.indexOf.call(Object.setPrototypeOf({ length: 1 }, new Proxy({}, {})), 1)', 'on a Proxy'],
+      ['a spreading getter', 'const b = { length: 1, [Symbol.isConcatSpreadable]: true }\nconst a = { get [Symbol.isConcatSpreadable]() { b.length = 2 ** 32 - 1; return true } }\nreturn [].concat(a, b)', 'on an object whose Symbol.isConcatSpreadable is a getter'],
+      ['an argument list behind a Proxy', 'return Reflect.apply(Math.max, null, new Proxy([1], {}))', 'on a Proxy'],
       ['an iterator getter', 'const o = { length: 1 }\nObject.defineProperty(o, Symbol.iterator, { get() { o.length = 2 ** 53 - 1 } })\nreturn Array.from(o)', 'on an object whose Symbol.iterator is a getter'],
     ])('refuses a receiver whose length it cannot read without program code: %s', async (_name, code, why) => {
       const error = guestError(await runIn(code))
@@ -347,6 +369,12 @@ return { values, seen }
         '  Array.from("ab"), Array.from({ length: 2 }, (_, i) => i), [3, 1, 2].sort(), new Proxy([1, 2], {}).length,',
         '  [Array.prototype.flat.length, Array.prototype.flatMap.length, Array.prototype.indexOf.length, Array.from.length, Proxy.length],',
         '  [Array.prototype.flat.name, Array.prototype.indexOf.name, Proxy.name, "prototype" in Proxy && Proxy.prototype === undefined],',
+        '  [1].concat([2], 3, { length: 2, 0: "x", 1: "y", [Symbol.isConcatSpreadable]: true }, Object.assign([9], { [Symbol.isConcatSpreadable]: false }), "s"),',
+        '  Array.prototype.concat.call(1, 2).length, list.concat([5]) instanceof List, [Array.prototype.concat.length, Array.prototype.concat.name],',
+        '  Math.max.apply(null, [1, 3, 2]), Math.max.apply(null, undefined) === -Infinity, (function () { return arguments.length }).apply(null, { length: 3 }),',
+        '  Reflect.apply(Math.min, null, [4, 5]), Reflect.construct(Date, [0]).getTime(), Reflect.construct(function () { return new.target.name }, [], List) === undefined,',
+        '  [Function.prototype.apply.length, Reflect.apply.length, Reflect.construct.length, Reflect.apply.name, Function.prototype.apply.name],',
+        '  [Array.prototype.indexOf.call(Object.create(Object.create([7])), 7), Array.prototype.indexOf.call(Object.assign(Object.create([0, 7]), { length: 2 }), 7)],',
         ']',
       ].join('\n')
       // The same program in the host's own V8, where the methods are the native ones.
@@ -357,6 +385,9 @@ return { values, seen }
       const thrown = await runIn('try { Proxy({}, {}) } catch (e) { return [e.constructor.name, e.message] }')
       expect(valueOf(thrown)).toEqual(['TypeError', "Constructor Proxy requires 'new'"])
       expect(valueOf(await runIn('try { [1].flatMap(1) } catch (e) { return e.constructor.name }'))).toBe('TypeError')
+      // A primitive argument list is the native method's own error, whatever its prototype says.
+      const primitive = await runIn('Number.prototype.length = 2 ** 53 - 1\ntry { Math.max.apply(null, 5) } catch (e) { return [e.constructor.name, e.message] }')
+      expect(valueOf(primitive)).toEqual(['TypeError', 'CreateListFromArrayLike called on non-object'])
     })
   })
 
