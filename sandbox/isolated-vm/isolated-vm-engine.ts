@@ -55,10 +55,26 @@ export interface IsolatedVmEngineOptions {
    * at will: without a bound, a model could exhaust the host's threads and memory run by run.
    */
   readonly maxLostIsolates?: number
+  /**
+   * Stopped programs whose isolate thread may still be running native V8 code before the engine
+   * refuses further runs (default {@link DEFAULT_MAX_RUNAWAY_ISOLATES}). Some V8 built-ins loop
+   * without ever looking for the interrupt that stops an isolate; the guards installed before each
+   * program refuse every such loop known to be long, and this bounds the ones not known yet: each
+   * keeps a CPU core busy after its run was reported over its limit, until the loop ends. Runs are
+   * accepted again as soon as fewer than this many are left.
+   */
+  readonly maxRunawayIsolates?: number
 }
 
 /** See {@link IsolatedVmEngineOptions.maxLostIsolates}. */
 export const DEFAULT_MAX_LOST_ISOLATES = 8
+/** See {@link IsolatedVmEngineOptions.maxRunawayIsolates}. */
+export const DEFAULT_MAX_RUNAWAY_ISOLATES = 2
+/**
+ * How long after its disposal an isolate's thread may still be inside it before it counts as a
+ * runaway. Guest JavaScript stops within microseconds; this leaves room for a busy host.
+ */
+const RUNAWAY_AFTER_MS = 1_000
 
 const MIB = 1024 * 1024
 /** isolated-vm refuses memory limits under 8 MB. */
@@ -223,6 +239,9 @@ class IsolatedVmEngine implements SandboxEngine {
   /** Isolates lost to an unrecoverable out-of-memory error, each a parked thread and a leaked heap. */
   #lost = 0
   readonly #maxLost: number
+  /** Disposed isolates whose thread is still inside them RUNAWAY_AFTER_MS later. */
+  #runaway = 0
+  readonly #maxRunaway: number
 
   readonly #ceilings: Readonly<Partial<SandboxLimits>>
 
@@ -233,10 +252,12 @@ class IsolatedVmEngine implements SandboxEngine {
     watchdogIntervalMs: number | undefined,
     spinMicros: number,
     maxLost: number,
+    maxRunaway: number,
   ) {
     this.#ceilings = ceilings
     this.#ivm = ivm
     this.#maxLost = maxLost
+    this.#maxRunaway = maxRunaway
     this.#warmMemoryMb = memoryLimitMb(limits)
     this.#watchdog = new Watchdog(watchdogIntervalMs)
     this.#keepAwake = new KeepAwake(spinMicros)
@@ -290,6 +311,12 @@ class IsolatedVmEngine implements SandboxEngine {
       throw new ToolError(
         ToolErrorCode.CODE_RUN_FAILED,
         `the isolated-vm engine runs no more programs: ${this.#lost} ran V8 out of memory beyond recovery, each leaking a thread and its heap until the process exits (maxLostIsolates ${this.#maxLost}); restart the process, or use the QuickJS engine, whose memory limit is hard`,
+      )
+    }
+    if (this.#runaway >= this.#maxRunaway) {
+      throw new ToolError(
+        ToolErrorCode.CODE_RUN_FAILED,
+        `the isolated-vm engine runs no programs for now: ${this.#runaway} stopped programs are still running native V8 code that ignores the stop, each keeping a CPU core busy until its loop ends (maxRunawayIsolates ${this.#maxRunaway}); runs resume when one ends. Where programs are hostile, use the QuickJS engine, whose worker thread is stopped whatever it runs`,
       )
     }
     const sandbox = await this.#takeSandbox(memoryLimitMb(limits))
@@ -369,9 +396,25 @@ class IsolatedVmEngine implements SandboxEngine {
       disposeNow(sandbox.isolate)
       return
     }
-    const done = terminateIsolate(this.#ivm, sandbox.isolate, sandbox.context)
+    const terminated = terminateIsolate(this.#ivm, sandbox.isolate, sandbox.context)
+    const done = terminated.then(({ released }) => this.#watchRelease(released))
     this.#terminating.add(done)
     void done.finally(() => this.#terminating.delete(done))
+  }
+
+  /** Count a disposed isolate as a runaway while its thread stays inside it past RUNAWAY_AFTER_MS. */
+  #watchRelease(released: Promise<void>): void {
+    let counted = false
+    const timer = setTimeout(() => {
+      counted = true
+      this.#runaway += 1
+    }, RUNAWAY_AFTER_MS)
+    // A runaway thread keeps the process alive on its own; this timer need not.
+    timer.unref()
+    void released.then(() => {
+      clearTimeout(timer)
+      if (counted) this.#runaway -= 1
+    })
   }
 
   async dispose(): Promise<void> {
@@ -394,6 +437,14 @@ class IsolatedVmEngine implements SandboxEngine {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.dispose()
   }
+}
+
+function positiveCount(name: string, value: number | undefined, fallback: number): number {
+  const count = value ?? fallback
+  if (!Number.isSafeInteger(count) || count < 1) {
+    throw new ToolDefinitionError(`${name} must be a positive integer, got ${String(value)}`)
+  }
+  return count
 }
 
 function abortedFailure(): EngineFailure {
@@ -527,13 +578,11 @@ function makeActiveRun(
 export async function createIsolatedVmEngine(options: IsolatedVmEngineOptions = {}): Promise<SandboxEngine> {
   const limits = resolveLimits(options.limits)
   const spinMicros = spinMicrosOption(options.spinMicros)
-  const maxLost = options.maxLostIsolates ?? DEFAULT_MAX_LOST_ISOLATES
-  if (!Number.isSafeInteger(maxLost) || maxLost < 1) {
-    throw new ToolDefinitionError(`maxLostIsolates must be a positive integer, got ${String(maxLost)}`)
-  }
+  const maxLost = positiveCount('maxLostIsolates', options.maxLostIsolates, DEFAULT_MAX_LOST_ISOLATES)
+  const maxRunaway = positiveCount('maxRunawayIsolates', options.maxRunawayIsolates, DEFAULT_MAX_RUNAWAY_ISOLATES)
   // Options are checked before the native addon is loaded: a typo should not cost a load.
   const ivm = await loadIsolatedVm()
-  const engine = new IsolatedVmEngine(ivm, limits, Object.freeze({ ...options.limits }), options.watchdogIntervalMs, spinMicros, maxLost)
+  const engine = new IsolatedVmEngine(ivm, limits, Object.freeze({ ...options.limits }), options.watchdogIntervalMs, spinMicros, maxLost, maxRunaway)
   // Surface a broken install now, as a host fault, rather than in the first run.
   await engine.refill()
   return engine

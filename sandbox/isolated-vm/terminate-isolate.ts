@@ -12,19 +12,30 @@ import type { IsolatedVm } from './load-isolated-vm.ts'
  * isolate IS executing is reliable. So: queue a spin task behind whatever is pending, and dispose
  * only once the isolate is provably entered, i.e. the spin reports that it started, or the
  * isolate's CPU time moves (whatever runs first, the thread then cannot leave before the spin).
+ *
+ * Resolves once the isolate is disposed, with `released`: it settles when the isolate's thread has
+ * left it. That is at once for guest JavaScript; V8 also runs native loops that never look for
+ * the interrupt (see ARRAY_GUARD_SOURCE in guest-bridge.ts), and isolated-vm settles the spin
+ * task's promise only when the thread is through with the isolate, so a `released` still pending
+ * well after disposal means a thread spinning past its run's end.
  */
-export async function terminateIsolate(ivm: IsolatedVm, isolate: Isolate, context: Context): Promise<void> {
-  if (isolate.isDisposed) return
+export async function terminateIsolate(ivm: IsolatedVm, isolate: Isolate, context: Context): Promise<Termination> {
+  if (isolate.isDisposed) return NOTHING_RUNS
   let started: () => void = () => {}
   const spinning = new Promise<void>((resolve) => (started = resolve))
   let cpuAtQueue: bigint
+  let released: Promise<void>
   try {
     const signal = new ivm.Reference(() => started())
-    context.evalClosureIgnored('$0.applyIgnored(undefined, []); for (;;) {}', [signal])
+    // It never returns: disposal settles it, as a rejection, once the thread gets through it.
+    released = context.evalClosure('$0.applyIgnored(undefined, []); for (;;) {}', [signal]).then(
+      () => {},
+      () => {},
+    )
     cpuAtQueue = isolate.cpuTime
   } catch {
     // Disposed meanwhile (out of memory): nothing is left to stop.
-    return
+    return NOTHING_RUNS
   }
   await new Promise<void>((resolve) => {
     const deadline = performance.now() + GIVE_UP_MS
@@ -47,7 +58,16 @@ export async function terminateIsolate(ivm: IsolatedVm, isolate: Isolate, contex
     void spinning.then(finish)
     timer = setTimeout(poll, POLL_MS)
   })
+  return { released }
 }
+
+/** What {@link terminateIsolate} tells once the isolate is disposed. */
+export interface Termination {
+  /** Settles (never rejects) when the isolate's thread has left it. */
+  readonly released: Promise<void>
+}
+
+const NOTHING_RUNS: Termination = Object.freeze({ released: Promise.resolve() })
 
 /** How often to look for the isolate to be entered. */
 const POLL_MS = 1

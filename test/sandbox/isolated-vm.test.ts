@@ -273,6 +273,45 @@ return { values, seen }
       await expect(createIsolatedVmEngine({ maxLostIsolates: 0 })).rejects.toThrow(/maxLostIsolates must be a positive integer/)
     })
 
+    it('refuses runs while maxRunawayIsolates stopped programs still run native code, and resumes after', async () => {
+      // A loop the guards allow in a 1 GiB isolate (2^23 indexes x a 62-deep chain, within 4 x 2^27
+      // lookups) that V8 runs natively for several seconds: the stop reaches it only when it ends.
+      const MEMORY = 1024 * 1024 * 1024
+      const spinning = await createIsolatedVmEngine({ limits: { memoryLimitBytes: MEMORY }, maxRunawayIsolates: 1 })
+      const code = [
+        'let p = Object.prototype',
+        'for (let i = 0; i < 60; i++) { p = Object.create(p); p[2 ** 30 + i] = 1 }',
+        'const o = Object.create(p)',
+        'o.length = 2 ** 23',
+        'return Array.prototype.indexOf.call(o, 1)',
+      ].join('\n')
+      const limits = { memoryLimitBytes: MEMORY, cpuTimeMs: 200, wallTimeMs: 60_000 }
+      try {
+        const stopped = await runContract(spinning, code, { limits })
+        expect(stopped).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'cpuTimeMs' } })
+        const outcomes: string[] = []
+        const until = performance.now() + 60_000
+        while (performance.now() < until) {
+          try {
+            expect(valueOf(await runContract(spinning, 'return 1', { limits }))).toBe(1)
+            outcomes.push('ran')
+            if (outcomes.includes('refused')) break
+          } catch (error) {
+            expect(error).toMatchObject({ code: 'CODE_RUN_FAILED', message: expect.stringContaining('maxRunawayIsolates 1') })
+            expect((error as Error).message).toMatch(/^the isolated-vm engine runs no programs for now: 1 stopped programs are still running native V8 code/)
+            outcomes.push('refused')
+          }
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        // Ran until the thread counted as a runaway, refused while it spun, ran again once it ended.
+        const phases = outcomes.filter((outcome, i) => outcome !== outcomes[i - 1])
+        expect(phases).toEqual(['ran', 'refused', 'ran'])
+      } finally {
+        await spinning.dispose()
+      }
+      await expect(createIsolatedVmEngine({ maxRunawayIsolates: 0.5 })).rejects.toThrow(/maxRunawayIsolates must be a positive integer, got 0.5/)
+    }, 90_000)
+
     it('reports a sub-call started after the run ended as failed, without calling the host', async () => {
       const host = fakeHost()
       const code = '(async () => { await tools.sleep5({}); await tools.echo({ late: true }) })()\nreturn 1'
