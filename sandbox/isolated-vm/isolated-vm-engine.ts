@@ -150,11 +150,11 @@ async function rehearse(ivm: IsolatedVm, isolate: Isolate): Promise<void> {
 }
 
 /**
- * The longest array or array-like the guarded array methods accept (see ARRAY_GUARD_SOURCE in
- * guest-bridge.ts): at least 2^24, and more than a dense array of 8-byte elements could have in the
- * isolate's heap, so only sparse arrays and array-likes are ever refused. A native loop over 2^24
- * missing elements measured up to 1.2 s here. The guards also bound the lookups such a loop makes,
- * length times prototype chain depth, to 4 times this (a subclass instance's chain is 4 deep).
+ * The longest array or array-like the guarded built-ins accept (see native-loop-guards.ts): at
+ * least 2^24, and more than a dense array of 8-byte elements could have in the isolate's heap, so
+ * only sparse arrays and array-likes are ever refused. A native loop over 2^24 missing elements
+ * measured up to 1.2 s here. The guards also bound the lookups such a loop makes, length times
+ * prototype chain depth, to 4 times this (a subclass instance's chain is 4 deep).
  */
 const MIN_MAX_ARRAY_LENGTH = 2 ** 24
 function maxArrayLength(memoryMb: number): number {

@@ -15,7 +15,7 @@ import type { IsolatedVm } from './load-isolated-vm.ts'
  *
  * Resolves once the isolate is disposed, with `released`: it settles when the isolate's thread has
  * left it. That is at once for guest JavaScript; V8 also runs native loops that never look for
- * the interrupt (see ARRAY_GUARD_SOURCE in guest-bridge.ts), and isolated-vm settles the spin
+ * the interrupt (see native-loop-guards.ts), and isolated-vm settles the spin
  * task's promise only when the thread is through with the isolate, so a `released` still pending
  * well after disposal means a thread spinning past its run's end.
  */

@@ -1,0 +1,339 @@
+/**
+ * V8 runs many built-ins as native loops that never look for the interrupt that stops an isolate:
+ * on an array-like of huge length (`Array.prototype.reverse.call({ length: 2 ** 53 - 1 })`,
+ * `Array(2 ** 32 - 1).indexOf(1)`, `Intl.getCanonicalLocales({ length: 2 ** 53 - 1 })`) the
+ * isolate's thread spins on after the run was stopped and the isolate disposed, a core lost until
+ * the loop ends (found by red-team passes; each guarded method below was seen to do it). QuickJS
+ * needs none of this: its worker thread is terminated.
+ *
+ * Such a loop makes one lookup per index, and a lookup that misses walks the whole prototype chain,
+ * so its cost is the length times the chain's depth: a chain of 10,000 objects each holding an
+ * element made every index cost ~0.25 ms. Before the program runs, every built-in that loops so
+ * over an array-like it is given (array methods, `concat`, `Array.from`, the argument lists of
+ * `apply`, `Reflect.apply` and `Reflect.construct`, a Proxy's `ownKeys` result, `String.raw`'s
+ * strings, `JSON.stringify`'s property list, and Intl's locale lists) first measures it: a length
+ * over `maxLength` (the caller's choice: more than a dense array could have in the isolate's heap),
+ * or lookups over 4 x `maxLength` (as deep a chain as an instance of an Array subclass has), is a
+ * RangeError. That bounds every such loop to what a dense array of `maxLength` costs.
+ *
+ * The measure is taken without running program code, by walking the prototype chain over own
+ * property descriptors, so the native method reads only what was measured: a `length` getter, a
+ * `length` holding an object (its `valueOf`), or a Proxy anywhere in the chain would each let the
+ * program answer differently the second time, and they are refused with a TypeError (a Proxy
+ * cannot be told apart any other way, so the `Proxy` constructor is wrapped to remember the
+ * proxies it makes). `flat` and `flatMap`, whose loops go down nested arrays the receiver's length
+ * says nothing about, are written here in JavaScript, which V8 stops anywhere. `find`,
+ * `findIndex`, `findLast` and `findLastIndex` call the program at every index, where V8 checks for
+ * termination. What is not known yet is bounded by the engine instead: see `maxRunawayIsolates`.
+ *
+ * Evaluated with `evalClosure` after the prelude (which keeps the natives it captured); `$0` is
+ * `maxLength`.
+ */
+export const NATIVE_LOOP_GUARD_SOURCE = `'use strict';
+const maxLength = $0;
+const maxLookups = maxLength * 4;
+const g = globalThis;
+const reflectApply = Reflect.apply;
+const reflectConstruct = Reflect.construct;
+const reflectGet = Reflect.get;
+const getOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
+const getPrototypeOf = Reflect.getPrototypeOf;
+const defineProperty = Reflect.defineProperty;
+const hasOwn = Object.prototype.hasOwnProperty;
+const ObjectCtor = Object;
+const TypeErrorCtor = TypeError;
+const RangeErrorCtor = RangeError;
+const NativeProxy = Proxy;
+const nativeRevocable = Proxy.revocable;
+const proxies = new WeakSet();
+const remember = WeakSet.prototype.add;
+const weakHas = WeakSet.prototype.has;
+const isProxy = (o) => reflectApply(weakHas, proxies, [o]);
+const isArray = Array.isArray;
+const nativeSlice = Array.prototype.slice;
+const StringCtor = String;
+const floor = Math.floor;
+const iteratorSymbol = Symbol.iterator;
+const concatSpreadable = Symbol.isConcatSpreadable;
+const typedArrayLength = getOwnPropertyDescriptor(getPrototypeOf(Uint8Array.prototype), 'length').get;
+
+function refuse(method, why) {
+  throw new TypeErrorCtor(method + ' is not available ' + why + ' in this sandbox');
+}
+function isObject(value) {
+  return value !== null && (typeof value === 'object' || typeof value === 'function');
+}
+// The lookups a native loop over \`items\` may make: its length times its prototype chain's depth.
+function lookups(items, method) {
+  // A missing receiver: the native method throws its own TypeError.
+  if (items === null || items === undefined) return 0;
+  let length = -1;
+  let depth = 0;
+  for (let o = ObjectCtor(items); o !== null; o = getPrototypeOf(o)) {
+    // Anywhere in the chain: a Proxy without traps forwards lookups natively, to a chain of its own.
+    if (isProxy(o)) refuse(method, 'on a Proxy');
+    depth = depth + 1;
+    if (length >= 0) continue;
+    const found = getOwnPropertyDescriptor(o, 'length');
+    if (found === undefined) continue;
+    if (!reflectApply(hasOwn, found, ['value'])) {
+      // A typed array's elements are all its own, as many as its buffer holds.
+      if (found.get === typedArrayLength) return 0;
+      refuse(method, 'on an object whose length is a getter');
+    }
+    const value = found.value;
+    if (isObject(value)) refuse(method, 'on an object whose length is an object');
+    // Numbers and strings convert without program code; anything else converts to 0 or throws.
+    length = typeof value === 'number' || typeof value === 'string' ? +value : 0;
+    if (length !== length || length < 0) length = 0;
+    if (length > maxLength) {
+      throw new RangeErrorCtor(method + ' on a length of ' + length + ' is refused: this sandbox allows lengths up to ' + maxLength);
+    }
+  }
+  return length <= 0 ? 0 : length * depth;
+}
+function refuseLookups(method, count) {
+  throw new RangeErrorCtor(method + ' would make up to ' + count + ' element lookups (length times prototype chain depth) and is refused: this sandbox allows up to ' + maxLookups);
+}
+function check(items, method) {
+  const count = lookups(items, method);
+  if (count > maxLookups) refuseLookups(method, count);
+}
+// The value a native method will read at \`key\`, read without running program code: the first
+// own data property on the chain. A getter there, or a Proxy on the way, could answer differently
+// when the native method reads it.
+function dataValue(o, key, label, method) {
+  for (; o !== null; o = getPrototypeOf(o)) {
+    if (isProxy(o)) refuse(method, 'on a Proxy');
+    const found = getOwnPropertyDescriptor(o, key);
+    if (found === undefined) continue;
+    if (!reflectApply(hasOwn, found, ['value'])) refuse(method, 'on an object whose ' + label + ' is a getter');
+    return found.value;
+  }
+  return undefined;
+}
+
+function replace(owner, key, method, length) {
+  defineProperty(method, 'length', { __proto__: null, value: length });
+  defineProperty(owner, key, { __proto__: null, value: method, writable: true, enumerable: false, configurable: true });
+}
+// Replace a method by one that runs \`checkArgs(this, args, name)\` first.
+function guard(owner, key, name, checkArgs) {
+  const native = owner[key];
+  if (typeof native !== 'function') return;
+  replace(owner, key, {
+    [key](...args) {
+      checkArgs(this, args, name);
+      return reflectApply(native, this, args);
+    },
+  }[key], native.length);
+}
+// The same for a constructor that may also be called without \`new\`: a Proxy keeps its
+// \`prototype\`, \`instanceof\`, statics and subclassing as they are.
+function guardConstructor(owner, key, name, checkArgs) {
+  const native = owner[key];
+  if (typeof native !== 'function') return;
+  const guarded = new NativeProxy(native, {
+    __proto__: null,
+    apply(target, self, args) {
+      checkArgs(self, args, name);
+      return reflectApply(target, self, args);
+    },
+    construct(target, args, newTarget) {
+      checkArgs(undefined, args, name);
+      return reflectConstruct(target, args, newTarget);
+    },
+  });
+  defineProperty(native.prototype, 'constructor', { __proto__: null, value: guarded, writable: true, enumerable: false, configurable: true });
+  defineProperty(owner, key, { __proto__: null, value: guarded, writable: true, enumerable: false, configurable: true });
+}
+const checkReceiver = (self, args, name) => check(self, name);
+// An argument list made from an array-like; a primitive there is the native method's own TypeError.
+function checkList(at) {
+  return (self, args, name) => {
+    if (isObject(args[at])) check(args[at], name);
+  };
+}
+// Intl's locale lists: a string is one tag, anything else an array-like.
+function checkLocales(at) {
+  return (self, args, name) => {
+    const locales = args[at];
+    if (locales !== undefined && typeof locales !== 'string') check(locales, name);
+  };
+}
+
+// Array methods.
+for (const key of ['copyWithin', 'every', 'fill', 'filter', 'forEach', 'includes', 'indexOf', 'join', 'lastIndexOf', 'map',
+  'reduce', 'reduceRight', 'reverse', 'shift', 'slice', 'some', 'sort', 'splice', 'unshift']) {
+  guard(Array.prototype, key, 'Array.prototype.' + key, checkReceiver);
+}
+const checkLocalesArgument = checkLocales(0);
+guard(Array.prototype, 'toLocaleString', 'Array.prototype.toLocaleString', (self, args, name) => {
+  check(self, name);
+  checkLocalesArgument(self, args, name);
+});
+// Array.from reads Symbol.iterator before length: a getter there could lengthen the object after
+// the check.
+guard(Array, 'from', 'Array.from', (self, args, name) => {
+  if (args[0] !== null && args[0] !== undefined) dataValue(ObjectCtor(args[0]), iteratorSymbol, 'Symbol.iterator', name);
+  check(args[0], name);
+});
+// concat loops over the receiver and every argument it spreads: their lookups count together.
+// Whether it spreads one is read the native way (Symbol.isConcatSpreadable, else whether it is an
+// array); a getter there could lengthen a later argument after its check.
+function spreads(item, method) {
+  if (!isObject(item)) return false;
+  const spreadable = dataValue(item, concatSpreadable, 'Symbol.isConcatSpreadable', method);
+  return spreadable !== undefined ? !!spreadable : isArray(item);
+}
+guard(Array.prototype, 'concat', 'Array.prototype.concat', (self, args, name) => {
+  if (self === null || self === undefined) return;
+  const receiver = ObjectCtor(self);
+  let count = spreads(receiver, name) ? lookups(receiver, name) : 0;
+  for (let i = 0; i < args.length; i++) {
+    if (spreads(args[i], name)) count = count + lookups(args[i], name);
+  }
+  if (count > maxLookups) refuseLookups(name, count);
+});
+
+// Argument lists.
+guard(Function.prototype, 'apply', 'Function.prototype.apply', checkList(1));
+guard(Reflect, 'apply', 'Reflect.apply', checkList(2));
+guard(Reflect, 'construct', 'Reflect.construct', checkList(1));
+
+// Strings.
+guard(String, 'raw', 'String.raw', (self, args, name) => {
+  if (args[0] === null || args[0] === undefined) return;
+  const raw = dataValue(ObjectCtor(args[0]), 'raw', 'raw', name);
+  if (raw !== null && raw !== undefined) check(raw, name);
+});
+// A replacer that is an array is a property list.
+guard(JSON, 'stringify', 'JSON.stringify', (self, args, name) => {
+  if (typeof args[1] !== 'function' && isArray(args[1])) check(args[1], name);
+});
+
+// Locale lists.
+if (typeof Intl === 'object' && Intl !== null) {
+  guard(Intl, 'getCanonicalLocales', 'Intl.getCanonicalLocales', checkLocalesArgument);
+  for (const key of ['Collator', 'DateTimeFormat', 'DisplayNames', 'ListFormat', 'NumberFormat', 'PluralRules',
+    'RelativeTimeFormat', 'Segmenter', 'v8BreakIterator']) {
+    if (typeof Intl[key] !== 'function') continue;
+    guard(Intl[key], 'supportedLocalesOf', 'Intl.' + key + '.supportedLocalesOf', checkLocalesArgument);
+    guardConstructor(Intl, key, 'Intl.' + key, checkLocalesArgument);
+  }
+}
+guard(String.prototype, 'localeCompare', 'String.prototype.localeCompare', checkLocales(1));
+for (const key of ['toLocaleLowerCase', 'toLocaleUpperCase']) guard(String.prototype, key, 'String.prototype.' + key, checkLocalesArgument);
+guard(Number.prototype, 'toLocaleString', 'Number.prototype.toLocaleString', checkLocalesArgument);
+guard(BigInt.prototype, 'toLocaleString', 'BigInt.prototype.toLocaleString', checkLocalesArgument);
+for (const key of ['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString']) guard(Date.prototype, key, 'Date.prototype.' + key, checkLocalesArgument);
+guard(getPrototypeOf(Uint8Array.prototype), 'toLocaleString', '%TypedArray%.prototype.toLocaleString', checkLocalesArgument);
+
+// flat and flatMap loop natively over nested arrays the receiver's length says nothing about
+// (\`[Array(2 ** 32 - 1)].flat()\`): they are written here instead, as the specification gives them,
+// in JavaScript, which V8 can stop anywhere.
+function toIntegerOrInfinity(value) {
+  const n = +value;
+  if (n !== n) return 0;
+  if (n === Infinity || n === -Infinity) return n;
+  return n < 0 ? -floor(-n) : floor(n);
+}
+function lengthOf(o) {
+  const n = toIntegerOrInfinity(o.length);
+  return n <= 0 ? 0 : n < 9007199254740991 ? n : 9007199254740991;
+}
+function flatten(target, source, sourceLength, start, depth, mapper, thisArg) {
+  let at = start;
+  for (let i = 0; i < sourceLength; i++) {
+    if (!(i in source)) continue;
+    let element = source[i];
+    if (mapper !== undefined) element = reflectApply(mapper, thisArg, [element, i, source]);
+    if (depth > 0 && isArray(element)) {
+      at = flatten(target, element, lengthOf(element), at, depth - 1, undefined, undefined);
+      continue;
+    }
+    if (at >= 9007199254740991) throw new TypeErrorCtor('the flattened array would be too long');
+    if (!defineProperty(target, StringCtor(at), { __proto__: null, value: element, writable: true, enumerable: true, configurable: true })) {
+      throw new TypeErrorCtor('Cannot add property ' + at + ', object is not extensible');
+    }
+    at = at + 1;
+  }
+  return at;
+}
+// The array the result goes into is made as the native methods make it (the receiver's species):
+// by slice(0, 0), which reads the receiver's length only.
+function speciesOf(o) {
+  return reflectApply(nativeSlice, o, [0, 0]);
+}
+replace(Array.prototype, 'flat', {
+  flat(depth) {
+    if (this === null || this === undefined) throw new TypeErrorCtor('Array.prototype.flat called on null or undefined');
+    const o = ObjectCtor(this);
+    const sourceLength = lengthOf(o);
+    let depthNumber = 1;
+    if (depth !== undefined) {
+      depthNumber = toIntegerOrInfinity(depth);
+      if (depthNumber < 0) depthNumber = 0;
+    }
+    const target = speciesOf(o);
+    flatten(target, o, sourceLength, 0, depthNumber, undefined, undefined);
+    return target;
+  },
+}.flat, 0);
+replace(Array.prototype, 'flatMap', {
+  flatMap(mapper, thisArg) {
+    if (this === null || this === undefined) throw new TypeErrorCtor('Array.prototype.flatMap called on null or undefined');
+    const o = ObjectCtor(this);
+    const sourceLength = lengthOf(o);
+    if (typeof mapper !== 'function') throw new TypeErrorCtor('flatMap mapper is not callable');
+    const target = speciesOf(o);
+    flatten(target, o, sourceLength, 0, 1, mapper, thisArg);
+    return target;
+  },
+}.flatMap, 1);
+
+// Proxies. Each one made is remembered, and so is its handler's stand-in: V8 reads every trap
+// through it, which lets the \`ownKeys\` trap's result, a list made natively from an array-like, be
+// measured before V8 reads it. The stand-in is also the \`this\` of every trap.
+const handlerTraps = {
+  __proto__: null,
+  get(handler, key, receiver) {
+    const trap = reflectGet(handler, key, receiver);
+    if (key !== 'ownKeys' || typeof trap !== 'function') return trap;
+    return function ownKeys(target) {
+      const keys = reflectApply(trap, this, [target]);
+      if (isObject(keys)) check(keys, 'a Proxy ownKeys trap result');
+      return keys;
+    };
+  },
+};
+function standIn(handler) {
+  // Not an object: the native constructor throws its own TypeError.
+  if (!isObject(handler)) return handler;
+  const guarded = new NativeProxy(handler, handlerTraps);
+  reflectApply(remember, proxies, [guarded]);
+  return guarded;
+}
+// Bound, as the native constructor has no \`prototype\` property (a bound function has none, and
+// \`new\` still reaches the target). A function expression: its name binds inside it only, so
+// \`Proxy\` above is still the native one.
+const RememberingProxy = reflectApply(Function.prototype.bind, function Proxy(target, handler) {
+  if (new.target === undefined) throw new TypeErrorCtor("Constructor Proxy requires 'new'");
+  const proxy = new NativeProxy(target, standIn(handler));
+  reflectApply(remember, proxies, [proxy]);
+  return proxy;
+}, [undefined]);
+defineProperty(RememberingProxy, 'name', { __proto__: null, value: 'Proxy' });
+defineProperty(RememberingProxy, 'revocable', {
+  __proto__: null,
+  value: function revocable(target, handler) {
+    const made = reflectApply(nativeRevocable, NativeProxy, [target, standIn(handler)]);
+    reflectApply(remember, proxies, [made.proxy]);
+    return made;
+  },
+  writable: true,
+  enumerable: false,
+  configurable: true,
+});
+defineProperty(g, 'Proxy', { __proto__: null, value: RememberingProxy, writable: true, enumerable: false, configurable: true });
+`
