@@ -9,9 +9,10 @@
  * Such a loop makes one lookup per index, and a lookup that misses walks the whole prototype chain,
  * so its cost is the length times the chain's depth: a chain of 10,000 objects each holding an
  * element made every index cost ~0.25 ms. Before the program runs, every built-in that loops so
- * over an array-like it is given (array methods, `concat`, `Array.from`, the argument lists of
- * `apply`, `Reflect.apply` and `Reflect.construct`, a Proxy's `ownKeys` result, `String.raw`'s
- * strings, `JSON.stringify`'s property list, and Intl's locale lists) first measures it: a length
+ * over an array-like it is given (array methods, `concat`, `Array.from`, typed arrays made or set
+ * from one, the argument lists of `apply`, `Reflect.apply` and `Reflect.construct`, a Proxy's
+ * `ownKeys` result, `String.raw`'s strings, `JSON.stringify`'s property list, and Intl's locale
+ * lists) first measures it: a length
  * over `maxLength` (the caller's choice: more than a dense array could have in the isolate's heap),
  * or lookups over 4 x `maxLength` (as deep a chain as an instance of an Array subclass has), is a
  * RangeError. That bounds every such loop to what a dense array of `maxLength` costs.
@@ -172,12 +173,13 @@ guard(Array.prototype, 'toLocaleString', 'Array.prototype.toLocaleString', (self
   check(self, name);
   checkLocalesArgument(self, args, name);
 });
-// Array.from reads Symbol.iterator before length: a getter there could lengthen the object after
-// the check.
-guard(Array, 'from', 'Array.from', (self, args, name) => {
+// Array.from and the typed array constructors read Symbol.iterator before length: a getter there
+// could lengthen the object after the check.
+function checkSource(self, args, name) {
   if (args[0] !== null && args[0] !== undefined) dataValue(ObjectCtor(args[0]), iteratorSymbol, 'Symbol.iterator', name);
   check(args[0], name);
-});
+}
+guard(Array, 'from', 'Array.from', checkSource);
 // concat loops over the receiver and every argument it spreads: their lookups count together.
 // Whether it spreads one is read the native way (Symbol.isConcatSpreadable, else whether it is an
 // array); a getter there could lengthen a later argument after its check.
@@ -200,6 +202,17 @@ guard(Array.prototype, 'concat', 'Array.prototype.concat', (self, args, name) =>
 guard(Function.prototype, 'apply', 'Function.prototype.apply', checkList(1));
 guard(Reflect, 'apply', 'Reflect.apply', checkList(2));
 guard(Reflect, 'construct', 'Reflect.construct', checkList(1));
+
+// Typed arrays: made from, or set from, an array-like.
+const TypedArray = getPrototypeOf(Uint8Array);
+guard(TypedArray, 'from', 'TypedArray.from', checkSource);
+guard(TypedArray.prototype, 'set', 'TypedArray.prototype.set', checkList(0));
+for (const key of ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array',
+  'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array']) {
+  guardConstructor(g, key, key, (self, args, name) => {
+    if (isObject(args[0])) checkSource(self, args, name);
+  });
+}
 
 // Strings.
 guard(String, 'raw', 'String.raw', (self, args, name) => {
@@ -227,7 +240,7 @@ for (const key of ['toLocaleLowerCase', 'toLocaleUpperCase']) guard(String.proto
 guard(Number.prototype, 'toLocaleString', 'Number.prototype.toLocaleString', checkLocalesArgument);
 guard(BigInt.prototype, 'toLocaleString', 'BigInt.prototype.toLocaleString', checkLocalesArgument);
 for (const key of ['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString']) guard(Date.prototype, key, 'Date.prototype.' + key, checkLocalesArgument);
-guard(getPrototypeOf(Uint8Array.prototype), 'toLocaleString', '%TypedArray%.prototype.toLocaleString', checkLocalesArgument);
+guard(TypedArray.prototype, 'toLocaleString', 'TypedArray.prototype.toLocaleString', checkLocalesArgument);
 
 // flat and flatMap loop natively over nested arrays the receiver's length says nothing about
 // (\`[Array(2 ** 32 - 1)].flat()\`): they are written here instead, as the specification gives them,

@@ -374,6 +374,9 @@ return { values, seen }
       ['an array whose prototype is deep', 'return Array.prototype.includes.call(Object.setPrototypeOf(Array(100000), p), 1)', 'Array.prototype.includes'],
       ['apply with a deep array-like', 'return Math.max.apply(null, deep)', 'Function.prototype.apply'],
       ['String.raw over a deep array-like', 'return String.raw({ raw: deep })', 'String.raw'],
+      ['a typed array made from a deep array-like', 'return new Float64Array(deep).length', 'Float64Array'],
+      ['TypedArray.from', 'return Uint8Array.from(deep).length', 'TypedArray.from'],
+      ['TypedArray.prototype.set', 'new Uint8Array(100000).set(deep)', 'TypedArray.prototype.set'],
       ['a Proxy ownKeys result over a deep array-like', 'return Reflect.ownKeys(new Proxy({}, { ownKeys: () => deep }))', 'a Proxy ownKeys trap result'],
       ['concat over many spread array-likes', 'const a = { length: 2 ** 24, [Symbol.isConcatSpreadable]: true }\nreturn [].concat(a, a, a, a, a).length', 'Array.prototype.concat'],
     ])('refuses %s, whose lookups (length times chain depth) are over the budget', async (_name, code, method) => {
@@ -434,6 +437,10 @@ return { values, seen }
         '  "a".localeCompare("b", "en"), (1234.5).toLocaleString("de-DE"), new Date(0).toLocaleDateString("en-US", { timeZone: "UTC" }), [1, 2].toLocaleString("en"),',
         '  String.raw`a${1}b`, String.raw({ raw: ["x", "y", "z"] }, 1, 2), String.raw({ raw: "abc" }, "-", "+"), JSON.stringify({ a: 1, b: 2, c: [3] }, ["b", "c"]), JSON.stringify([1], null, 2),',
         '  Reflect.ownKeys(new Proxy({}, { keys: ["x"], ownKeys() { return this.keys } })), Object.keys(new Proxy({ a: 1, b: 2 }, {})), new Proxy({}, { get: (t, k) => k }).y,',
+        '  [...new Uint8Array([1, 2])], [...Uint8Array.from([3])], [...Float64Array.of(1.5)], new (class X extends Int16Array {})(2).length,',
+        '  new Uint8Array(new ArrayBuffer(4), 1, 2).length, Uint8Array.prototype.constructor === Uint8Array, Uint8Array.name, Uint8Array.BYTES_PER_ELEMENT,',
+        '  new Uint8Array(2) instanceof Uint8Array, (() => { try { Uint8Array(2) } catch (e) { return e.message } })(), [...new Uint8Array({ length: 2, 0: 7 })],',
+        '  [...new Uint8Array(new Set([4, 5]))], new Uint8Array(new Uint16Array([300]))[0], Object.prototype.toString.call(new Uint8Array(1)),',
         '  [Array.prototype.indexOf.call(Object.create(Object.create([7])), 7), Array.prototype.indexOf.call(Object.assign(Object.create([0, 7]), { length: 2 }), 7)],',
         ']',
       ].join('\n')
