@@ -152,13 +152,16 @@ async function rehearse(ivm: IsolatedVm, isolate: Isolate): Promise<void> {
 /**
  * The longest array or array-like the guarded built-ins accept (see native-loop-guards.ts): at
  * least 2^24, and more than a dense array of 8-byte elements could have in the isolate's heap, so
- * only sparse arrays and array-likes are ever refused. A native loop over 2^24 missing elements
- * measured up to 1.2 s here. The guards also bound the lookups such a loop makes, length times
- * prototype chain depth, to 4 times this (a subclass instance's chain is 4 deep).
+ * only sparse arrays and array-likes are ever refused, but at most 2^26, well under the 2^27 - 2
+ * elements past which V8 aborts the process instead of throwing (a `split` into that many parts). A
+ * native loop over 2^24 missing elements measured up to 1.2 s here. The guards also bound the
+ * lookups such a loop makes, length times prototype chain depth, to 4 times this (a subclass
+ * instance's chain is 4 deep).
  */
 const MIN_MAX_ARRAY_LENGTH = 2 ** 24
+const MAX_MAX_ARRAY_LENGTH = 2 ** 26
 function maxArrayLength(memoryMb: number): number {
-  return Math.max(MIN_MAX_ARRAY_LENGTH, (memoryMb * MIB) / 8)
+  return Math.min(MAX_MAX_ARRAY_LENGTH, Math.max(MIN_MAX_ARRAY_LENGTH, (memoryMb * MIB) / 8))
 }
 
 async function prepareSandbox(ivm: IsolatedVm, memoryMb: number): Promise<Sandbox> {

@@ -23,7 +23,8 @@
  * program answer differently the second time, and they are refused with a TypeError (a Proxy
  * cannot be told apart any other way, so the `Proxy` constructor is wrapped to remember the
  * proxies it makes). `flat` and `flatMap`, whose loops go down nested arrays the receiver's length
- * says nothing about, are written here in JavaScript, which V8 stops anywhere. `find`,
+ * says nothing about, are written here in JavaScript, which V8 stops anywhere. `split` counts the
+ * parts it would make first: past what one array holds, V8 aborts the process. `find`,
  * `findIndex`, `findLast` and `findLastIndex` call the program at every index, where V8 checks for
  * termination. What is not known yet is bounded by the engine instead: see `maxRunawayIsolates`.
  *
@@ -68,9 +69,10 @@ function isObject(value) {
 function lookups(items, method) {
   // A missing receiver: the native method throws its own TypeError.
   if (items === null || items === undefined) return 0;
+  const object = ObjectCtor(items);
   let length = -1;
   let depth = 0;
-  for (let o = ObjectCtor(items); o !== null; o = getPrototypeOf(o)) {
+  for (let o = object; o !== null; o = getPrototypeOf(o)) {
     // Anywhere in the chain: a Proxy without traps forwards lookups natively, to a chain of its own.
     if (isProxy(o)) refuse(method, 'on a Proxy');
     depth = depth + 1;
@@ -78,8 +80,9 @@ function lookups(items, method) {
     const found = getOwnPropertyDescriptor(o, 'length');
     if (found === undefined) continue;
     if (!reflectApply(hasOwn, found, ['value'])) {
-      // A typed array's elements are all its own, as many as its buffer holds.
-      if (found.get === typedArrayLength) return 0;
+      // A typed array's elements are all its own: one lookup each. The native getter, called as the
+      // native method will call it (a TypeError on anything but a typed array).
+      if (found.get === typedArrayLength) return refuseLong(method, reflectApply(typedArrayLength, object, []));
       refuse(method, 'on an object whose length is a getter');
     }
     const value = found.value;
@@ -87,11 +90,15 @@ function lookups(items, method) {
     // Numbers and strings convert without program code; anything else converts to 0 or throws.
     length = typeof value === 'number' || typeof value === 'string' ? +value : 0;
     if (length !== length || length < 0) length = 0;
-    if (length > maxLength) {
-      throw new RangeErrorCtor(method + ' on a length of ' + length + ' is refused: this sandbox allows lengths up to ' + maxLength);
-    }
+    refuseLong(method, length);
   }
   return length <= 0 ? 0 : length * depth;
+}
+function refuseLong(method, length) {
+  if (length > maxLength) {
+    throw new RangeErrorCtor(method + ' on a length of ' + length + ' is refused: this sandbox allows lengths up to ' + maxLength);
+  }
+  return length;
 }
 function refuseLookups(method, count) {
   throw new RangeErrorCtor(method + ' would make up to ' + count + ' element lookups (length times prototype chain depth) and is refused: this sandbox allows up to ' + maxLookups);
@@ -220,6 +227,44 @@ guard(String, 'raw', 'String.raw', (self, args, name) => {
   const raw = dataValue(ObjectCtor(args[0]), 'raw', 'raw', name);
   if (raw !== null && raw !== undefined) check(raw, name);
 });
+// split makes its parts natively, and more of them than an array can hold is not an exception but a
+// V8 fatal error ("invalid size") that aborts the whole host process. So this split converts its
+// arguments as the specification orders, counts the parts a string separator would make, and only
+// then hands primitives to the native one. A separator with a Symbol.split method (a RegExp) is
+// that method's business: V8 grows its result with the checks that make an exception instead.
+const nativeSplit = String.prototype.split;
+const nativeIndexOf = String.prototype.indexOf;
+const splitSymbol = Symbol.split;
+replace(String.prototype, 'split', {
+  split(separator, limit) {
+    if (this === null || this === undefined) throw new TypeErrorCtor('String.prototype.split called on null or undefined');
+    if (separator !== null && separator !== undefined) {
+      const splitter = separator[splitSymbol];
+      if (splitter !== undefined && splitter !== null) {
+        if (typeof splitter !== 'function') throw new TypeErrorCtor('Symbol.split of the separator is not a function');
+        return reflectApply(splitter, separator, [this, limit]);
+      }
+    }
+    const text = \`\${this}\`;
+    const most = limit === undefined ? 4294967295 : (+limit) >>> 0;
+    const by = \`\${separator}\`;
+    if (separator !== undefined && most > maxLength) {
+      let parts = 1;
+      if (by === '') {
+        parts = text.length;
+      } else if (text.length / by.length >= maxLength) {
+        for (let at = reflectApply(nativeIndexOf, text, [by, 0]); at >= 0 && parts <= maxLength; at = reflectApply(nativeIndexOf, text, [by, at + by.length])) {
+          parts = parts + 1;
+        }
+      }
+      if (parts > maxLength) {
+        throw new RangeErrorCtor('String.prototype.split into more than ' + maxLength + ' parts is refused: this sandbox allows up to ' + maxLength + ' (pass a limit to take the first ones)');
+      }
+    }
+    return reflectApply(nativeSplit, text, [separator === undefined ? undefined : by, most]);
+  },
+}.split, 2);
+
 // A replacer that is an array is a property list.
 guard(JSON, 'stringify', 'JSON.stringify', (self, args, name) => {
   if (typeof args[1] !== 'function' && isArray(args[1])) check(args[1], name);

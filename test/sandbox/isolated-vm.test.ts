@@ -274,15 +274,15 @@ return { values, seen }
     })
 
     it('refuses runs while maxRunawayIsolates stopped programs still run native code, and resumes after', async () => {
-      // A loop the guards allow in a 1 GiB isolate (2^23 indexes x a 62-deep chain, within 4 x 2^27
-      // lookups) that V8 runs natively for several seconds: the stop reaches it only when it ends.
-      const MEMORY = 1024 * 1024 * 1024
+      // A loop the guards allow in a 512 MiB isolate (2^22 indexes x a 62-deep chain, within 4 x 2^26
+      // lookups) that V8 runs natively for seconds: the stop reaches it only when it ends.
+      const MEMORY = 512 * 1024 * 1024
       const spinning = await createIsolatedVmEngine({ limits: { memoryLimitBytes: MEMORY }, maxRunawayIsolates: 1 })
       const code = [
         'let p = Object.prototype',
         'for (let i = 0; i < 60; i++) { p = Object.create(p); p[2 ** 30 + i] = 1 }',
         'const o = Object.create(p)',
-        'o.length = 2 ** 23',
+        'o.length = 2 ** 22',
         'return Array.prototype.indexOf.call(o, 1)',
       ].join('\n')
       const limits = { memoryLimitBytes: MEMORY, cpuTimeMs: 200, wallTimeMs: 60_000 }
@@ -349,6 +349,7 @@ return { values, seen }
       ['Reflect.apply', 'Reflect.apply(Math.max, null, { length: 2 ** 32 - 1 })'],
       ['Reflect.construct', 'Reflect.construct(Array, { length: 2 ** 32 - 1 })'],
       ['String.raw', 'String.raw({ raw: { length: 2 ** 53 - 1 } })'],
+      ['a typed array longer than an array could be', 'Array.prototype.slice.call(new Uint8Array(2 ** 24 + 1))'],
       ['a JSON.stringify property list', 'JSON.stringify({}, Array(2 ** 32 - 1))'],
       ['a Proxy ownKeys result', 'Reflect.ownKeys(new Proxy({}, { ownKeys: () => ({ length: 2 ** 32 - 1 }) }))'],
       ['Intl.getCanonicalLocales', 'Intl.getCanonicalLocales({ length: 2 ** 53 - 1 })'],
@@ -403,6 +404,27 @@ return { values, seen }
       expect(error.message).toContain(why)
     })
 
+    it('refuses a split into more parts than V8 can hold, which aborted the whole host process', async () => {
+      // V8 met 2^27 - 1 parts with a fatal "invalid size" error, not an exception: no isolate
+      // boundary or handler survives that. Each of these killed the test process before the guard.
+      const limits = { cpuTimeMs: 20_000, wallTimeMs: 30_000 }
+      const error = guestError(await runIn("return 'x'.repeat(2 ** 27 + 1).split('').length", { limits }))
+      expect(error).toMatchObject({ kind: 'guest', name: 'RangeError' })
+      expect(error.message).toBe('String.prototype.split into more than 16777216 parts is refused: this sandbox allows up to 16777216 (pass a limit to take the first ones)')
+      // A separator to look for: the string is flattened first, which takes a bigger heap.
+      const MEMORY = 512 * 1024 * 1024
+      const roomy = await createIsolatedVmEngine({ limits: { memoryLimitBytes: MEMORY } })
+      try {
+        const counted = guestError(await runContract(roomy, "return 'x'.repeat(2 ** 27 + 1).split('x').length", { limits: { ...limits, memoryLimitBytes: MEMORY } }))
+        expect(counted).toMatchObject({ kind: 'guest', name: 'RangeError' })
+        expect(counted.message).toMatch(/^String\.prototype\.split into more than 67108864 parts is refused/)
+      } finally {
+        await roomy.dispose()
+      }
+      expect(valueOf(await runIn("return 'x'.repeat(2 ** 27 + 1).split('', 3)"))).toEqual(['x', 'x', 'x'])
+      expect(valueOf(await runIn("return 'x,'.repeat(2 ** 20).split(',').length"))).toBe(2 ** 20 + 1)
+    }, 60_000)
+
     it('flattens in JavaScript, which the CPU limit stops, an array whose nested arrays are huge', async () => {
       for (const code of ['return [Array(2 ** 32 - 1)].flat().length', 'return [1].flatMap(() => Array(2 ** 32 - 1)).length']) {
         const result = await runIn(code, { limits: { cpuTimeMs: 200, wallTimeMs: 10_000 } })
@@ -441,6 +463,10 @@ return { values, seen }
         '  new Uint8Array(new ArrayBuffer(4), 1, 2).length, Uint8Array.prototype.constructor === Uint8Array, Uint8Array.name, Uint8Array.BYTES_PER_ELEMENT,',
         '  new Uint8Array(2) instanceof Uint8Array, (() => { try { Uint8Array(2) } catch (e) { return e.message } })(), [...new Uint8Array({ length: 2, 0: 7 })],',
         '  [...new Uint8Array(new Set([4, 5]))], new Uint8Array(new Uint16Array([300]))[0], Object.prototype.toString.call(new Uint8Array(1)),',
+        '  ["a,b,,c".split(","), "abc".split(""), "abc".split(), "abc".split(undefined, 0), "a-b-c".split("-", 2), "a1b2".split(/\\d/), "x".split({ toString: () => "x" })],',
+        '  [String.prototype.split.call(123, 2), "ab".split("", -1).length, "a,b".split(",", { valueOf: () => 1 }), String.prototype.split.length, String.prototype.split.name],',
+        '  [(() => { try { "a".split(",", 1n) } catch (e) { return e.constructor.name } })(), (() => { try { String.prototype.split.call(null) } catch (e) { return e.constructor.name } })()],',
+        '  "aXbXc".split({ [Symbol.split]: (s, l) => [s, l] }, 3),',
         '  [Array.prototype.indexOf.call(Object.create(Object.create([7])), 7), Array.prototype.indexOf.call(Object.assign(Object.create([0, 7]), { length: 2 }), 7)],',
         ']',
       ].join('\n')
