@@ -79,6 +79,13 @@ const RUNAWAY_AFTER_MS = 1_000
 const MIB = 1024 * 1024
 /** isolated-vm refuses memory limits under 8 MB. */
 const MIN_MEMORY_MB = 8
+/**
+ * The largest heap this engine gives a program. isolated-vm's limit lets single allocations past
+ * it, and from a 384 MiB limit on (measured) a program could grow an array to V8's maximum length,
+ * 2^27 - 2 elements (`'x'.repeat(2 ** 28).replace(/x/g, f)`, a loop of `push`), where V8 does not
+ * throw but aborts the whole process. At 256 MiB the same programs end as out of memory.
+ */
+export const MAX_MEMORY_LIMIT_BYTES = 256 * MIB
 
 function memoryLimitMb(limits: SandboxLimits): number {
   return Math.max(MIN_MEMORY_MB, Math.ceil(limits.memoryLimitBytes / MIB))
@@ -566,7 +573,8 @@ function makeActiveRun(
  * that never picks this engine never loads the native addon; when it is missing, failed to build,
  * or Node 20+ lacks `--no-node-snapshot`, this rejects with `IsolatedVmUnavailableError`.
  *
- * Each run gets a fresh isolate (memory limit `memoryLimitBytes`, rounded up to MB, at least 8 MB)
+ * Each run gets a fresh isolate (memory limit `memoryLimitBytes`, rounded up to MB, at least 8 MB,
+ * at most {@link MAX_MEMORY_LIMIT_BYTES}, a ceiling over every run)
  * that is disposed when the run ends, whatever the outcome (anything the program left running
  * stops within milliseconds, see terminate-isolate.ts); the next one is prepared in the background
  * after the run, so a run whose predecessor finished a few ms earlier pays no isolate creation.
@@ -581,11 +589,19 @@ function makeActiveRun(
 export async function createIsolatedVmEngine(options: IsolatedVmEngineOptions = {}): Promise<SandboxEngine> {
   const limits = resolveLimits(options.limits)
   const spinMicros = spinMicrosOption(options.spinMicros)
+  const memory = options.limits?.memoryLimitBytes
+  if (memory !== undefined && memory > MAX_MEMORY_LIMIT_BYTES) {
+    throw new ToolDefinitionError(
+      `memoryLimitBytes ${memory} is over the ${MAX_MEMORY_LIMIT_BYTES} (256 MiB) the isolated-vm engine allows: past about 384 MiB a program can grow an array to V8's maximum length, which aborts the whole process; use the QuickJS engine for a bigger heap`,
+    )
+  }
+  // Runs asking for more get the most there is, as with any ceiling.
+  const ceilings = Object.freeze({ ...options.limits, memoryLimitBytes: memory ?? MAX_MEMORY_LIMIT_BYTES })
   const maxLost = positiveCount('maxLostIsolates', options.maxLostIsolates, DEFAULT_MAX_LOST_ISOLATES)
   const maxRunaway = positiveCount('maxRunawayIsolates', options.maxRunawayIsolates, DEFAULT_MAX_RUNAWAY_ISOLATES)
   // Options are checked before the native addon is loaded: a typo should not cost a load.
   const ivm = await loadIsolatedVm()
-  const engine = new IsolatedVmEngine(ivm, limits, Object.freeze({ ...options.limits }), options.watchdogIntervalMs, spinMicros, maxLost, maxRunaway)
+  const engine = new IsolatedVmEngine(ivm, limits, ceilings, options.watchdogIntervalMs, spinMicros, maxLost, maxRunaway)
   // Surface a broken install now, as a host fault, rather than in the first run.
   await engine.refill()
   return engine

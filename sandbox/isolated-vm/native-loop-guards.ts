@@ -24,7 +24,8 @@
  * cannot be told apart any other way, so the `Proxy` constructor is wrapped to remember the
  * proxies it makes). `flat` and `flatMap`, whose loops go down nested arrays the receiver's length
  * says nothing about, are written here in JavaScript, which V8 stops anywhere. `split` counts the
- * parts it would make first: past what one array holds, V8 aborts the process. `find`,
+ * parts it would make first, and `JSON.parse` bounds its text: past what one array holds, V8
+ * aborts the process. `find`,
  * `findIndex`, `findLast` and `findLastIndex` call the program at every index, where V8 checks for
  * termination. What is not known yet is bounded by the engine instead: see `maxRunawayIsolates`.
  *
@@ -265,6 +266,20 @@ replace(String.prototype, 'split', {
   },
 }.split, 2);
 
+// JSON.parse reads its text natively, uninterruptibly (~50 ns a character), and an array of more
+// elements than V8 can hold (2^27 - 2, in a text of twice that) aborts the whole process: the text
+// is bounded to twice the longest array-like allowed.
+const nativeParse = JSON.parse;
+const maxJsonText = maxLength * 2;
+replace(JSON, 'parse', {
+  parse(text, reviver) {
+    const source = \`\${text}\`;
+    if (source.length > maxJsonText) {
+      throw new RangeErrorCtor('JSON.parse of a text of ' + source.length + ' characters is refused: this sandbox parses texts up to ' + maxJsonText);
+    }
+    return reflectApply(nativeParse, JSON, [source, reviver]);
+  },
+}.parse, 2);
 // A replacer that is an array is a property list.
 guard(JSON, 'stringify', 'JSON.stringify', (self, args, name) => {
   if (typeof args[1] !== 'function' && isArray(args[1])) check(args[1], name);
