@@ -188,15 +188,16 @@ export interface BridgeHost {
 }
 
 /**
- * Install the raw globals, evaluate the prelude as `prelude.filename`, and return the host-side
- * `arm` handle. The References given to the guest live and die with its isolate.
+ * Install the raw globals, evaluate the prelude as `prelude.filename`, then the native-loop guards
+ * (unless `guards` is left out: a context no program runs in needs none), and return the
+ * host-side `arm` handle. The References given to the guest live and die with its isolate.
  */
 export async function installBridge(
   ivm: IsolatedVm,
   context: Context,
   host: BridgeHost,
   prelude: { readonly source: string; readonly filename: string },
-  guards: { readonly maxArrayLength: number },
+  guards?: { readonly maxArrayLength: number },
 ): Promise<ArmReference> {
   const callRef = new ivm.Reference((name: string, argsJson: string) => host.call(name, argsJson))
   const logRef = new ivm.Reference((level: string, text: string, over: boolean) => host.log(level, text, over))
@@ -217,6 +218,8 @@ export async function installBridge(
   runtime.release()
   configure.release()
   // After the prelude, which keeps the native methods it captured for its own arrays.
-  await context.evalClosure(NATIVE_LOOP_GUARD_SOURCE, [guards.maxArrayLength], { filename: 'codemode-guards.js' })
+  if (guards !== undefined) {
+    await context.evalClosure(NATIVE_LOOP_GUARD_SOURCE, [guards.maxArrayLength], { filename: 'codemode-guards.js' })
+  }
   return arm
 }

@@ -142,7 +142,6 @@ async function rehearse(ivm: IsolatedVm, isolate: Isolate): Promise<void> {
         context,
         { call: async (_name, argsJson) => successEnvelope(argsJson), log: () => {}, done: resolve, breach: () => {} },
         { source: guestRuntimeSource(), filename: RUNTIME_FILENAME },
-        { maxArrayLength: MIN_MAX_ARRAY_LENGTH },
       )
         .then((arm) => arm.apply(undefined, armArguments([{ binding: 'echo', name: 'echo' }], REHEARSAL_LIMITS), { arguments: { copy: true } }))
         .then(() => context.eval(programScript(REHEARSAL), PROGRAM_SCRIPT_ORIGIN))
