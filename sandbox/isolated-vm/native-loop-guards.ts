@@ -22,7 +22,12 @@
  * `length` holding an object (its `valueOf`), or a Proxy anywhere in the chain would each let the
  * program answer differently the second time, and they are refused with a TypeError (a Proxy
  * cannot be told apart any other way, so the `Proxy` constructor is wrapped to remember the
- * proxies it makes). `flat` and `flatMap`, whose loops go down nested arrays the receiver's length
+ * proxies it makes). Program code that runs during the native loop (a callback, a `valueOf`, a
+ * species constructor) cannot undo the measure: the length is read before it runs, and while a
+ * guarded call runs, the prototypes on the chains it measured cannot change (`setPrototypeOf`
+ * and the `__proto__` setter, the only ways to change an existing object's prototype, refuse).
+ * `concat`, which reads each argument's length only when it gets to it, runs natively over real
+ * arrays only (V8 walks a long sparse array by its keys) and in JavaScript otherwise. `flat` and `flatMap`, whose loops go down nested arrays the receiver's length
  * says nothing about, are written here in JavaScript, which V8 stops anywhere. `split` counts the
  * parts it would make first, and `JSON.parse` bounds its text: past what one array holds, V8
  * aborts the process. `find`,
@@ -59,6 +64,12 @@ const floor = Math.floor;
 const iteratorSymbol = Symbol.iterator;
 const concatSpreadable = Symbol.isConcatSpreadable;
 const typedArrayLength = getOwnPropertyDescriptor(getPrototypeOf(Uint8Array.prototype), 'length').get;
+const NativeArray = Array;
+const arraySpecies = getOwnPropertyDescriptor(Array, Symbol.species).get;
+const MapCtor = Map;
+const mapGet = Map.prototype.get;
+const mapSet = Map.prototype.set;
+const mapDelete = Map.prototype.delete;
 
 function refuse(method, why) {
   throw new TypeErrorCtor(method + ' is not available ' + why + ' in this sandbox');
@@ -66,6 +77,28 @@ function refuse(method, why) {
 function isObject(value) {
   return value !== null && (typeof value === 'object' || typeof value === 'function');
 }
+// Program code can run while a native loop is under way (a callback, a valueOf, a species
+// constructor) and make the chain it measured deeper: for as long as a guarded call runs, every
+// object on a chain it measured for a loop longer than SHORT_LOOP keeps its prototype. These are
+// counted, as calls nest; each guarded call lets go of its own when it returns or throws.
+const SHORT_LOOP = 64;
+const held = new MapCtor();
+let heldTop = null;
+function hold(o) {
+  const count = reflectApply(mapGet, held, [o]);
+  reflectApply(mapSet, held, [o, count === undefined ? 1 : count + 1]);
+  heldTop = { __proto__: null, o, below: heldTop };
+}
+function releaseTo(mark) {
+  while (heldTop !== mark) {
+    const o = heldTop.o;
+    const count = reflectApply(mapGet, held, [o]);
+    if (count === 1) reflectApply(mapDelete, held, [o]);
+    else reflectApply(mapSet, held, [o, count - 1]);
+    heldTop = heldTop.below;
+  }
+}
+const isHeld = (o) => reflectApply(mapGet, held, [o]) !== undefined;
 // The lookups a native loop over \`items\` may make: its length times its prototype chain's depth.
 function lookups(items, method) {
   // A missing receiver: the native method throws its own TypeError.
@@ -92,6 +125,9 @@ function lookups(items, method) {
     length = typeof value === 'number' || typeof value === 'string' ? +value : 0;
     if (length !== length || length < 0) length = 0;
     refuseLong(method, length);
+  }
+  if (length > SHORT_LOOP) {
+    for (let o = object; o !== null; o = getPrototypeOf(o)) hold(o);
   }
   return length <= 0 ? 0 : length * depth;
 }
@@ -132,8 +168,13 @@ function guard(owner, key, name, checkArgs) {
   if (typeof native !== 'function') return;
   replace(owner, key, {
     [key](...args) {
-      checkArgs(this, args, name);
-      return reflectApply(native, this, args);
+      const mark = heldTop;
+      try {
+        checkArgs(this, args, name);
+        return reflectApply(native, this, args);
+      } finally {
+        releaseTo(mark);
+      }
     },
   }[key], native.length);
 }
@@ -145,16 +186,60 @@ function guardConstructor(owner, key, name, checkArgs) {
   const guarded = new NativeProxy(native, {
     __proto__: null,
     apply(target, self, args) {
-      checkArgs(self, args, name);
-      return reflectApply(target, self, args);
+      const mark = heldTop;
+      try {
+        checkArgs(self, args, name);
+        return reflectApply(target, self, args);
+      } finally {
+        releaseTo(mark);
+      }
     },
     construct(target, args, newTarget) {
-      checkArgs(undefined, args, name);
-      return reflectConstruct(target, args, newTarget);
+      const mark = heldTop;
+      try {
+        checkArgs(undefined, args, name);
+        return reflectConstruct(target, args, newTarget);
+      } finally {
+        releaseTo(mark);
+      }
     },
   });
   defineProperty(native.prototype, 'constructor', { __proto__: null, value: guarded, writable: true, enumerable: false, configurable: true });
   defineProperty(owner, key, { __proto__: null, value: guarded, writable: true, enumerable: false, configurable: true });
+}
+// The only ways to change an existing object's prototype.
+function refuseHeld(o, proto, method) {
+  if (isHeld(o) && getPrototypeOf(o) !== proto) {
+    throw new TypeErrorCtor(method + ' is refused on an object whose prototype chain a running array method is walking');
+  }
+}
+const nativeSetPrototypeOf = Object.setPrototypeOf;
+replace(ObjectCtor, 'setPrototypeOf', {
+  setPrototypeOf(o, proto) {
+    if (isObject(o)) refuseHeld(o, proto, 'Object.setPrototypeOf');
+    return reflectApply(nativeSetPrototypeOf, ObjectCtor, [o, proto]);
+  },
+}.setPrototypeOf, 2);
+const nativeReflectSetPrototypeOf = Reflect.setPrototypeOf;
+replace(Reflect, 'setPrototypeOf', {
+  setPrototypeOf(o, proto) {
+    // As for a non-extensible object: false, not an exception.
+    if (isObject(o) && isHeld(o) && getPrototypeOf(o) !== proto) return false;
+    return reflectApply(nativeReflectSetPrototypeOf, Reflect, [o, proto]);
+  },
+}.setPrototypeOf, 2);
+const protoAccessor = getOwnPropertyDescriptor(ObjectCtor.prototype, '__proto__');
+if (protoAccessor !== undefined && typeof protoAccessor.set === 'function') {
+  const nativeProtoSetter = protoAccessor.set;
+  // An accessor named __proto__ in a literal is an ordinary own property: its setter is named
+  // "set __proto__", as the native one.
+  const guardedSetter = getOwnPropertyDescriptor({
+    set __proto__(proto) {
+      if (isObject(this) && (isObject(proto) || proto === null)) refuseHeld(this, proto, 'Setting __proto__');
+      reflectApply(nativeProtoSetter, this, [proto]);
+    },
+  }, '__proto__').set;
+  defineProperty(ObjectCtor.prototype, '__proto__', { __proto__: null, get: protoAccessor.get, set: guardedSetter, enumerable: false, configurable: true });
 }
 const checkReceiver = (self, args, name) => check(self, name);
 // An argument list made from an array-like; a primitive there is the native method's own TypeError.
@@ -188,23 +273,80 @@ function checkSource(self, args, name) {
   check(args[0], name);
 }
 guard(Array, 'from', 'Array.from', checkSource);
-// concat loops over the receiver and every argument it spreads: their lookups count together.
-// Whether it spreads one is read the native way (Symbol.isConcatSpreadable, else whether it is an
-// array); a getter there could lengthen a later argument after its check.
+// concat loops over the receiver and every argument it spreads, reading each one's length when it
+// gets to it, and program code can run on the way (a species constructor, an element getter) and
+// lengthen one not reached yet. Over real arrays that is harmless: V8 walks a long sparse array by
+// its keys. So the native concat runs only when the result is a plain Array made without program
+// code and every argument it spreads is a real array, their lookups counted together; anything
+// else (an array-like spread by Symbol.isConcatSpreadable, a subclass) is concatenated in
+// JavaScript, which V8 stops anywhere.
 function spreads(item, method) {
   if (!isObject(item)) return false;
   const spreadable = dataValue(item, concatSpreadable, 'Symbol.isConcatSpreadable', method);
   return spreadable !== undefined ? !!spreadable : isArray(item);
 }
-guard(Array.prototype, 'concat', 'Array.prototype.concat', (self, args, name) => {
-  if (self === null || self === undefined) return;
-  const receiver = ObjectCtor(self);
-  let count = spreads(receiver, name) ? lookups(receiver, name) : 0;
-  for (let i = 0; i < args.length; i++) {
-    if (spreads(args[i], name)) count = count + lookups(args[i], name);
+// Whether ArraySpeciesCreate(o, n) makes a plain Array without running program code.
+function plainSpecies(o, method) {
+  if (!isArray(o)) return true;
+  const constructor = dataValue(o, 'constructor', 'constructor', method);
+  if (constructor === undefined) return true;
+  if (constructor !== NativeArray) return false;
+  const species = getOwnPropertyDescriptor(NativeArray, Symbol.species);
+  return species !== undefined && species.get === arraySpecies;
+}
+// Whether the native concat may run; when it may, the lookups of everything it spreads are checked.
+function nativeConcatFits(receiver, items, method) {
+  if (!plainSpecies(receiver, method)) return false;
+  let count = 0;
+  for (let i = -1; i < items.length; i++) {
+    const item = i < 0 ? receiver : items[i];
+    if (!spreads(item, method)) continue;
+    if (!isArray(item)) return false;
+    count = count + lookups(item, method);
   }
-  if (count > maxLookups) refuseLookups(name, count);
-});
+  if (count > maxLookups) refuseLookups(method, count);
+  return true;
+}
+function concatInJs(receiver, items) {
+  const target = speciesOf(receiver);
+  let at = 0;
+  for (let i = -1; i < items.length; i++) {
+    const item = i < 0 ? receiver : items[i];
+    let spreadable = false;
+    if (isObject(item)) {
+      const flag = item[concatSpreadable];
+      spreadable = flag !== undefined ? !!flag : isArray(item);
+    }
+    if (!spreadable) {
+      if (at >= 9007199254740991) throw new TypeErrorCtor('the concatenated array would be too long');
+      createDataProperty(target, at, item);
+      at = at + 1;
+      continue;
+    }
+    const length = lengthOf(item);
+    if (at + length > 9007199254740991) throw new TypeErrorCtor('the concatenated array would be too long');
+    for (let k = 0; k < length; k++) {
+      if (k in item) createDataProperty(target, at, item[k]);
+      at = at + 1;
+    }
+  }
+  target.length = at;
+  return target;
+}
+const nativeConcat = NativeArray.prototype.concat;
+replace(NativeArray.prototype, 'concat', {
+  concat(...items) {
+    if (this === null || this === undefined) throw new TypeErrorCtor('Array.prototype.concat called on null or undefined');
+    const receiver = ObjectCtor(this);
+    const mark = heldTop;
+    try {
+      if (!nativeConcatFits(receiver, items, 'Array.prototype.concat')) return concatInJs(receiver, items);
+      return reflectApply(nativeConcat, receiver, items);
+    } finally {
+      releaseTo(mark);
+    }
+  },
+}.concat, 1);
 
 // Argument lists.
 guard(Function.prototype, 'apply', 'Function.prototype.apply', checkList(1));
@@ -315,6 +457,11 @@ function lengthOf(o) {
   const n = toIntegerOrInfinity(o.length);
   return n <= 0 ? 0 : n < 9007199254740991 ? n : 9007199254740991;
 }
+function createDataProperty(target, index, value) {
+  if (!defineProperty(target, StringCtor(index), { __proto__: null, value, writable: true, enumerable: true, configurable: true })) {
+    throw new TypeErrorCtor('Cannot add property ' + index + ', object is not extensible');
+  }
+}
 function flatten(target, source, sourceLength, start, depth, mapper, thisArg) {
   let at = start;
   for (let i = 0; i < sourceLength; i++) {
@@ -326,9 +473,7 @@ function flatten(target, source, sourceLength, start, depth, mapper, thisArg) {
       continue;
     }
     if (at >= 9007199254740991) throw new TypeErrorCtor('the flattened array would be too long');
-    if (!defineProperty(target, StringCtor(at), { __proto__: null, value: element, writable: true, enumerable: true, configurable: true })) {
-      throw new TypeErrorCtor('Cannot add property ' + at + ', object is not extensible');
-    }
+    createDataProperty(target, at, element);
     at = at + 1;
   }
   return at;

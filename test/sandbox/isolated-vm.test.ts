@@ -353,7 +353,6 @@ return { values, seen }
       ['toLocaleString', 'Array.prototype.toLocaleString.call({ length: 2 ** 32 - 1 })'],
       ['join on a long string', "Array.prototype.includes.call('x'.repeat(2 ** 25), 1)"],
       ['Array.from', 'Array.from({ length: 2 ** 32 - 1 })'],
-      ['concat on a spread array-like', '[].concat({ length: 2 ** 32 - 1, [Symbol.isConcatSpreadable]: true })'],
       ['concat on its receiver', 'Array.prototype.concat.call(Object.assign(Array(2 ** 32 - 1), { [Symbol.isConcatSpreadable]: true }))'],
       ['Function.prototype.apply', 'Math.max.apply(null, { length: 2 ** 32 - 1 })'],
       ['Reflect.apply', 'Reflect.apply(Math.max, null, { length: 2 ** 32 - 1 })'],
@@ -389,7 +388,7 @@ return { values, seen }
       ['TypedArray.from', 'return Uint8Array.from(deep).length', 'TypedArray.from'],
       ['TypedArray.prototype.set', 'new Uint8Array(100000).set(deep)', 'TypedArray.prototype.set'],
       ['a Proxy ownKeys result over a deep array-like', 'return Reflect.ownKeys(new Proxy({}, { ownKeys: () => deep }))', 'a Proxy ownKeys trap result'],
-      ['concat over many spread array-likes', 'const a = { length: 2 ** 24, [Symbol.isConcatSpreadable]: true }\nreturn [].concat(a, a, a, a, a).length', 'Array.prototype.concat'],
+      ['concat over many long arrays', 'const a = Array(2 ** 24)\nreturn [].concat(a, a, a, a, a).length', 'Array.prototype.concat'],
     ])('refuses %s, whose lookups (length times chain depth) are over the budget', async (_name, code, method) => {
       const error = guestError(await runIn(DEEP_CHAIN + code, { limits: { cpuTimeMs: 10_000, wallTimeMs: 20_000 } }))
       expect(error).toMatchObject({ kind: 'guest', name: 'RangeError' })
@@ -444,6 +443,48 @@ return { values, seen }
       expect(valueOf(await runIn('return JSON.parse("[" + "1,".repeat(2 ** 20) + "1]").length'))).toBe(2 ** 20 + 1)
     })
 
+    it('keeps a measured prototype chain from changing while the native loop runs', async () => {
+      // Program code that runs mid-loop (a callback, a valueOf) could otherwise make every index
+      // that is left walk 10,000 objects, after the chain was measured 3 deep.
+      const setup = 'const arr = [1]\narr.length = 100000\nlet p = Object.prototype\nfor (let i = 0; i < 10000; i++) { p = Object.create(p); p[2 ** 30 + i] = 1 }\n'
+      const cases: Array<[string, string]> = [
+        ['arr.forEach(() => Object.setPrototypeOf(arr, p))', 'Object.setPrototypeOf is refused'],
+        ['return arr.indexOf(5, { valueOf() { arr.__proto__ = p; return 0 } })', 'Setting __proto__ is refused'],
+      ]
+      for (const [code, refusal] of cases) {
+        const error = guestError(await runIn(setup + code, { limits: { cpuTimeMs: 10_000, wallTimeMs: 20_000 } }))
+        expect(error).toMatchObject({ kind: 'guest', name: 'TypeError' })
+        expect(error.message).toBe(`${refusal} on an object whose prototype chain a running array method is walking`)
+      }
+      // Reflect.setPrototypeOf answers false, as for an object that cannot change.
+      const mapped = await runIn(setup + 'return arr.map(() => Reflect.setPrototypeOf(arr, p)).length', { limits: { cpuTimeMs: 10_000, wallTimeMs: 20_000 } })
+      expect(valueOf(mapped)).toBe(100000)
+      // Before and after the loop, and on other objects during it, prototypes change as usual.
+      const free = 'const x = [1, 2]\nx.forEach(() => Object.setPrototypeOf({}, null))\nObject.setPrototypeOf(x, null)\nconst o = {}\no.__proto__ = { c: 3 }\nreturn [Object.getPrototypeOf(x), o.c]'
+      expect(valueOf(await runIn(free))).toEqual([null, 3])
+    })
+
+    it('concatenates in JavaScript what could grow under the native concat', async () => {
+      // A species constructor or an element getter lengthening an array-like not reached yet kept
+      // the native loop going long after the stop; in JavaScript the CPU limit stops it at once.
+      const engine = await createIsolatedVmEngine({ limits: WARM_SIZE, maxRunawayIsolates: 1 })
+      try {
+        for (const code of [
+          'return [].concat({ length: 2 ** 32 - 1, [Symbol.isConcatSpreadable]: true }).length',
+          'const b = { length: 1, 0: 1, [Symbol.isConcatSpreadable]: true }\nconst a = [0]\na.constructor = { [Symbol.species]: function () { b.length = 2 ** 32 - 1; return {} } }\nreturn a.concat(b).length',
+          "const c = { length: 1, 0: 'c', [Symbol.isConcatSpreadable]: true }\nconst b = { length: 2, get 0() { c.length = 2 ** 32 - 1; return 'b' }, [Symbol.isConcatSpreadable]: true }\nreturn [].concat(b, c).length",
+        ]) {
+          const stopped = await runContract(engine, code, { limits: { cpuTimeMs: 300, wallTimeMs: 10_000 } })
+          expect(stopped).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'cpuTimeMs' } })
+          // Past the time a thread still inside the isolate counts as a runaway, runs go on.
+          await new Promise((resolve) => setTimeout(resolve, 1_500))
+          expect(valueOf(await runContract(engine, 'return 1'))).toBe(1)
+        }
+      } finally {
+        await engine.dispose()
+      }
+    }, 40_000)
+
     it('flattens in JavaScript, which the CPU limit stops, an array whose nested arrays are huge', async () => {
       for (const code of ['return [Array(2 ** 32 - 1)].flat().length', 'return [1].flatMap(() => Array(2 ** 32 - 1)).length']) {
         const result = await runIn(code, { limits: { cpuTimeMs: 200, wallTimeMs: 10_000 } })
@@ -469,6 +510,8 @@ return { values, seen }
         '  [Array.prototype.flat.name, Array.prototype.indexOf.name, Proxy.name, "prototype" in Proxy && Proxy.prototype === undefined],',
         '  [1].concat([2], 3, { length: 2, 0: "x", 1: "y", [Symbol.isConcatSpreadable]: true }, Object.assign([9], { [Symbol.isConcatSpreadable]: false }), "s"),',
         '  Array.prototype.concat.call(1, 2).length, list.concat([5]) instanceof List, [Array.prototype.concat.length, Array.prototype.concat.name],',
+        '  [List.from([1, 2]).concat([3], 4, { length: 2, 0: "x", 1: "y", [Symbol.isConcatSpreadable]: true })].map((r) => [r instanceof List, r.length, [...r]]),',
+        '  [[1].concat([2, [3]], "z"), Array.prototype.concat.call("s", 1).length, [, 1].concat([2, , 3]).length, 1 in [, 1].concat([2, , 3]), 3 in [, 1].concat([2, , 3])],',
         '  Math.max.apply(null, [1, 3, 2]), Math.max.apply(null, undefined) === -Infinity, (function () { return arguments.length }).apply(null, { length: 3 }),',
         '  Reflect.apply(Math.min, null, [4, 5]), Reflect.construct(Date, [0]).getTime(), Reflect.construct(function () { return new.target.name }, [], List) === undefined,',
         '  [Function.prototype.apply.length, Reflect.apply.length, Reflect.construct.length, Reflect.apply.name, Function.prototype.apply.name],',
