@@ -104,7 +104,9 @@ function lookups(items, method) {
   // A missing receiver: the native method throws its own TypeError.
   if (items === null || items === undefined) return 0;
   const object = ObjectCtor(items);
-  let length = -1;
+  // An array's length is always its own data property: no descriptor to read (the common case).
+  let length = !isProxy(object) && isArray(object) ? object.length : -1;
+  if (length >= 0) refuseLong(method, length);
   let depth = 0;
   for (let o = object; o !== null; o = getPrototypeOf(o)) {
     // Anywhere in the chain: a Proxy without traps forwards lookups natively, to a chain of its own.
