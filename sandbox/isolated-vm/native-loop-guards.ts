@@ -12,25 +12,25 @@
  * over an array-like it is given (array methods, `concat`, `Array.from`, typed arrays made or set
  * from one, the argument lists of `apply`, `Reflect.apply` and `Reflect.construct`, a Proxy's
  * `ownKeys` result, `String.raw`'s strings, `JSON.stringify`'s property list, and Intl's locale
- * lists) first measures it: a length
- * over `maxLength` (the caller's choice: more than a dense array could have in the isolate's heap),
- * or lookups over 4 x `maxLength` (as deep a chain as an instance of an Array subclass has), is a
- * RangeError. That bounds every such loop to what a dense array of `maxLength` costs.
+ * lists) first measures it: a length over `maxLength` (the caller's choice: more than a dense array
+ * could have in the isolate's heap), or lookups over 4 x `maxLength` (as deep a chain as an
+ * instance of an Array subclass has), is a RangeError. That bounds every such loop to what a dense
+ * array of `maxLength` costs.
  *
  * The measure is taken without running program code, by walking the prototype chain over own
  * property descriptors, so the native method reads only what was measured: a `length` getter, a
  * `length` holding an object (its `valueOf`), or a Proxy anywhere in the chain would each let the
- * program answer differently the second time, and they are refused with a TypeError (a Proxy
- * cannot be told apart any other way, so the `Proxy` constructor is wrapped to remember the
- * proxies it makes). Program code that runs during the native loop (a callback, a `valueOf`, a
- * species constructor) cannot undo the measure: the length is read before it runs, and while a
- * guarded call runs, the prototypes on the chains it measured cannot change (`setPrototypeOf`
- * and the `__proto__` setter, the only ways to change an existing object's prototype, refuse).
- * `concat`, which reads each argument's length only when it gets to it, runs natively over real
- * arrays only (V8 walks a long sparse array by its keys) and in JavaScript otherwise. `flat` and `flatMap`, whose loops go down nested arrays the receiver's length
- * says nothing about, are written here in JavaScript, which V8 stops anywhere. `split` counts the
- * parts it would make first, and `JSON.parse` bounds its text: past what one array holds, V8
- * aborts the process. `find`,
+ * program answer differently the second time, and they are refused with a TypeError (a Proxy cannot
+ * be told apart any other way, so the `Proxy` constructor is wrapped to remember the proxies it
+ * makes). Program code that runs during the native loop (a callback, a `valueOf`, a species
+ * constructor) cannot undo the measure: the length is read before it runs, and while a guarded call
+ * runs, the prototypes on the chains it measured cannot change (`setPrototypeOf` and the
+ * `__proto__` setter, the only ways to change an existing object's prototype, refuse). `concat`,
+ * which reads each argument's length only when it gets to it, runs natively over real arrays only
+ * (V8 walks a long sparse array by its keys) and in JavaScript otherwise. `flat` and `flatMap`,
+ * whose loops go down nested arrays the receiver's length says nothing about, are written here in
+ * JavaScript, which V8 stops anywhere. `split` counts the parts it would make first, and
+ * `JSON.parse` bounds its text: past what one array holds, V8 aborts the process. `find`,
  * `findIndex`, `findLast` and `findLastIndex` call the program at every index, where V8 checks for
  * termination. What is not known yet is bounded by the engine instead: see `maxRunawayIsolates`.
  *
@@ -244,16 +244,20 @@ if (protoAccessor !== undefined && typeof protoAccessor.set === 'function') {
   defineProperty(ObjectCtor.prototype, '__proto__', { __proto__: null, get: protoAccessor.get, set: guardedSetter, enumerable: false, configurable: true });
 }
 const checkReceiver = (self, args, name) => check(self, name);
+// An argument the call was given, or undefined: a missing index of the arguments array would be
+// looked up on Array.prototype, where the program may have put a getter.
+const argAt = (args, at) => (at < args.length ? args[at] : undefined);
 // An argument list made from an array-like; a primitive there is the native method's own TypeError.
 function checkList(at) {
   return (self, args, name) => {
-    if (isObject(args[at])) check(args[at], name);
+    const list = argAt(args, at);
+    if (isObject(list)) check(list, name);
   };
 }
 // Intl's locale lists: a string is one tag, anything else an array-like.
 function checkLocales(at) {
   return (self, args, name) => {
-    const locales = args[at];
+    const locales = argAt(args, at);
     if (locales !== undefined && typeof locales !== 'string') check(locales, name);
   };
 }
@@ -271,8 +275,9 @@ guard(Array.prototype, 'toLocaleString', 'Array.prototype.toLocaleString', (self
 // Array.from and the typed array constructors read Symbol.iterator before length: a getter there
 // could lengthen the object after the check.
 function checkSource(self, args, name) {
-  if (args[0] !== null && args[0] !== undefined) dataValue(ObjectCtor(args[0]), iteratorSymbol, 'Symbol.iterator', name);
-  check(args[0], name);
+  const source = argAt(args, 0);
+  if (source !== null && source !== undefined) dataValue(ObjectCtor(source), iteratorSymbol, 'Symbol.iterator', name);
+  check(source, name);
 }
 guard(Array, 'from', 'Array.from', checkSource);
 // concat loops over the receiver and every argument it spreads, reading each one's length when it
@@ -294,7 +299,8 @@ function plainSpecies(o, method) {
   if (constructor === undefined) return true;
   if (constructor !== NativeArray) return false;
   const species = getOwnPropertyDescriptor(NativeArray, Symbol.species);
-  return species !== undefined && species.get === arraySpecies;
+  // An accessor's descriptor has its own get; a data one's would be looked up on Object.prototype.
+  return species !== undefined && !reflectApply(hasOwn, species, ['value']) && species.get === arraySpecies;
 }
 // Whether the native concat may run; when it may, the lookups of everything it spreads are checked.
 function nativeConcatFits(receiver, items, method) {
@@ -362,14 +368,15 @@ guard(TypedArray.prototype, 'set', 'TypedArray.prototype.set', checkList(0));
 for (const key of ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array',
   'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array']) {
   guardConstructor(g, key, key, (self, args, name) => {
-    if (isObject(args[0])) checkSource(self, args, name);
+    if (isObject(argAt(args, 0))) checkSource(self, args, name);
   });
 }
 
 // Strings.
 guard(String, 'raw', 'String.raw', (self, args, name) => {
-  if (args[0] === null || args[0] === undefined) return;
-  const raw = dataValue(ObjectCtor(args[0]), 'raw', 'raw', name);
+  const template = argAt(args, 0);
+  if (template === null || template === undefined) return;
+  const raw = dataValue(ObjectCtor(template), 'raw', 'raw', name);
   if (raw !== null && raw !== undefined) check(raw, name);
 });
 // split makes its parts natively, and more of them than an array can hold is not an exception but a
@@ -426,7 +433,8 @@ replace(JSON, 'parse', {
 }.parse, 2);
 // A replacer that is an array is a property list.
 guard(JSON, 'stringify', 'JSON.stringify', (self, args, name) => {
-  if (typeof args[1] !== 'function' && isArray(args[1])) check(args[1], name);
+  const replacer = argAt(args, 1);
+  if (typeof replacer !== 'function' && isArray(replacer)) check(replacer, name);
 });
 
 // Locale lists.
