@@ -447,8 +447,42 @@ if (typeof Intl === 'object' && Intl !== null) {
     guardConstructor(Intl, key, 'Intl.' + key, checkLocalesArgument);
   }
 }
-guard(String.prototype, 'localeCompare', 'String.prototype.localeCompare', checkLocales(1));
-for (const key of ['toLocaleLowerCase', 'toLocaleUpperCase']) guard(String.prototype, key, 'String.prototype.' + key, checkLocalesArgument);
+// ICU works on copies of the whole string outside the heap (UTF-16, in and out): normalize of 2^28
+// characters held 1.5 GB of host memory for the length of the call. These string methods take
+// strings of up to twice maxLength characters; each is converted once, here, as the native one
+// would convert it, and handed on as a primitive.
+const maxIcuText = maxLength * 2;
+function icuText(value, method) {
+  const text = \`\${value}\`;
+  if (text.length > maxIcuText) {
+    throw new RangeErrorCtor(method + ' on a string of ' + text.length + ' characters is refused: this sandbox allows up to ' + maxIcuText);
+  }
+  return text;
+}
+function guardIcuText(key, localesAt, convertsFirstArgument) {
+  const native = String.prototype[key];
+  if (typeof native !== 'function') return;
+  const name = 'String.prototype.' + key;
+  const checkLocalesAt = checkLocales(localesAt);
+  replace(String.prototype, key, {
+    [key](...args) {
+      if (this === null || this === undefined) throw new TypeErrorCtor(name + ' called on null or undefined');
+      const mark = heldTop;
+      try {
+        const text = icuText(this, name);
+        const first = convertsFirstArgument ? icuText(argAt(args, 0), name) : argAt(args, 0);
+        if (localesAt >= 0) checkLocalesAt(text, args, name);
+        return reflectApply(native, text, [first, argAt(args, 1), argAt(args, 2)]);
+      } finally {
+        releaseTo(mark);
+      }
+    },
+  }[key], native.length);
+}
+guardIcuText('localeCompare', 1, true);
+guardIcuText('toLocaleLowerCase', 0, false);
+guardIcuText('toLocaleUpperCase', 0, false);
+guardIcuText('normalize', -1, false);
 guard(Number.prototype, 'toLocaleString', 'Number.prototype.toLocaleString', checkLocalesArgument);
 guard(BigInt.prototype, 'toLocaleString', 'BigInt.prototype.toLocaleString', checkLocalesArgument);
 for (const key of ['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString']) guard(Date.prototype, key, 'Date.prototype.' + key, checkLocalesArgument);

@@ -485,6 +485,20 @@ return { values, seen }
       }
     }, 40_000)
 
+    it('bounds the strings ICU copies outside the heap', async () => {
+      // normalize of 2^28 characters held 1.5 GB of host memory, far past the isolate's limit.
+      for (const [code, method] of [
+        ["return 'x'.repeat(2 ** 28).normalize('NFD').length", 'normalize'],
+        ["return 'a'.localeCompare('x'.repeat(2 ** 26))", 'localeCompare'],
+        ["return 'x'.repeat(2 ** 26).toLocaleUpperCase('tr').length", 'toLocaleUpperCase'],
+      ]) {
+        const error = guestError(await runIn(code, { limits: { cpuTimeMs: 10_000, wallTimeMs: 20_000 } }))
+        expect(error).toMatchObject({ kind: 'guest', name: 'RangeError' })
+        expect(error.message).toMatch(new RegExp(`^String\\.prototype\\.${method} on a string of \\d+ characters is refused: this sandbox allows up to 33554432$`))
+      }
+      expect(valueOf(await runIn("return 'x'.repeat(2 ** 20).normalize('NFD').length"))).toBe(2 ** 20)
+    })
+
     it('flattens in JavaScript, which the CPU limit stops, an array whose nested arrays are huge', async () => {
       for (const code of ['return [Array(2 ** 32 - 1)].flat().length', 'return [1].flatMap(() => Array(2 ** 32 - 1)).length']) {
         const result = await runIn(code, { limits: { cpuTimeMs: 200, wallTimeMs: 10_000 } })
@@ -529,6 +543,9 @@ return { values, seen }
         '  [String.prototype.split.call(123, 2), "ab".split("", -1).length, "a,b".split(",", { valueOf: () => 1 }), String.prototype.split.length, String.prototype.split.name],',
         '  [(() => { try { "a".split(",", 1n) } catch (e) { return e.constructor.name } })(), (() => { try { String.prototype.split.call(null) } catch (e) { return e.constructor.name } })()],',
         '  "aXbXc".split({ [Symbol.split]: (s, l) => [s, l] }, 3),',
+        '  ["é".normalize("NFD").length, "e\\u0301".normalize().length, "a".localeCompare("B", "en", { sensitivity: "base" }), "i".toLocaleUpperCase("tr"), "I".toLocaleLowerCase()],',
+        '  [String.prototype.normalize.call(12), String.prototype.localeCompare.length, String.prototype.normalize.name, "a".localeCompare(), "x".localeCompare({ toString: () => "x" })],',
+        '  [(() => { try { "a".normalize("bad") } catch (e) { return e.constructor.name } })(), (() => { try { String.prototype.normalize.call(null) } catch (e) { return e.constructor.name } })()],',
         '  [JSON.parse(\'{"a":[1,2,{"b":null}]}\'), JSON.parse("[1,2]", (k, v) => typeof v === "number" ? v * 2 : v), JSON.parse({ toString: () => "3" }), JSON.parse.length],',
         '  [JSON.parse.name, (() => { try { JSON.parse("{") } catch (e) { return e.constructor.name } })(), (() => { try { JSON.parse(Symbol()) } catch (e) { return e.constructor.name } })()],',
         '  [Array.prototype.indexOf.call(Object.create(Object.create([7])), 7), Array.prototype.indexOf.call(Object.assign(Object.create([0, 7]), { length: 2 }), 7)],',
