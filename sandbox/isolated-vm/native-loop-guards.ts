@@ -25,14 +25,14 @@
  * makes). Program code that runs during the native loop (a callback, a `valueOf`, a species
  * constructor) cannot undo the measure: the length is read before it runs, and while a guarded call
  * runs, the prototypes on the chains it measured cannot change (`setPrototypeOf` and the
- * `__proto__` setter, the only ways to change an existing object's prototype, refuse). `concat`,
- * which reads each argument's length only when it gets to it, runs natively over real arrays only
- * (V8 walks a long sparse array by its keys) and in JavaScript otherwise. `flat` and `flatMap`,
- * whose loops go down nested arrays the receiver's length says nothing about, are written here in
- * JavaScript, which V8 stops anywhere. `split` counts the parts it would make first, and
- * `JSON.parse` bounds its text: past what one array holds, V8 aborts the process. `find`,
- * `findIndex`, `findLast` and `findLastIndex` call the program at every index, where V8 checks for
- * termination. What is not known yet is bounded by the engine instead: see `maxRunawayIsolates`.
+ * `__proto__` setter, the only ways to change an existing object's prototype, refuse). What a
+ * measure cannot bound is done in JavaScript, which V8 stops anywhere: `concat` (it reads each
+ * argument's length only when it gets to it, after program code may have run), `flat` and
+ * `flatMap` (nested arrays), a search for a long string (compared whole at every element), the
+ * default sort order (string comparisons), and every callback (a built-in such as `escape` given as
+ * one would run natively). `split` counts the parts it would make first, and `JSON.parse` bounds
+ * its text: past what one array holds, V8 aborts the process. What is not known yet is bounded by
+ * the engine instead: see `maxRunawayIsolates`.
  *
  * Evaluated with `evalClosure` after the prelude (which keeps the natives it captured); `$0` is
  * `maxLength`.
@@ -65,7 +65,6 @@ const iteratorSymbol = Symbol.iterator;
 const concatSpreadable = Symbol.isConcatSpreadable;
 const typedArrayLength = getOwnPropertyDescriptor(getPrototypeOf(Uint8Array.prototype), 'length').get;
 const NativeArray = Array;
-const arraySpecies = getOwnPropertyDescriptor(Array, Symbol.species).get;
 const MapCtor = Map;
 const mapGet = Map.prototype.get;
 const mapSet = Map.prototype.set;
@@ -263,10 +262,112 @@ function checkLocales(at) {
 }
 
 // Array methods.
-for (const key of ['copyWithin', 'every', 'fill', 'filter', 'forEach', 'includes', 'indexOf', 'join', 'lastIndexOf', 'map',
-  'reduce', 'reduceRight', 'reverse', 'shift', 'slice', 'some', 'sort', 'splice', 'unshift']) {
+// A built-in given as a callback (Object.freeze, escape) runs natively too, and V8 looks for the
+// stop only on entering JavaScript: callbacks are called through a JavaScript function, which
+// costs a few nanoseconds a call. Arguments are replaced in place, keeping how many were given.
+function throughJs(callback) {
+  if (typeof callback !== 'function') return callback;
+  return function (...values) {
+    return reflectApply(callback, this, values);
+  };
+}
+function setArgument(args, at, value) {
+  defineProperty(args, StringCtor(at), { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+}
+function callbackAt(at) {
+  return (self, args, name) => {
+    if (args.length > at) setArgument(args, at, throughJs(args[at]));
+  };
+}
+const callbackFirst = callbackAt(0);
+for (const key of ['copyWithin', 'fill', 'join', 'reverse', 'shift', 'slice', 'splice', 'unshift']) {
   guard(Array.prototype, key, 'Array.prototype.' + key, checkReceiver);
 }
+for (const key of ['every', 'filter', 'find', 'findIndex', 'findLast', 'findLastIndex', 'forEach', 'map', 'reduce', 'reduceRight', 'some']) {
+  guard(Array.prototype, key, 'Array.prototype.' + key, (self, args, name) => {
+    check(self, name);
+    callbackFirst(self, args, name);
+  });
+}
+// The default order compares the elements' strings, each comparison as long as they are: it is
+// given as a JavaScript comparator, the same order (sort itself keeps undefined and holes apart).
+function defaultOrder(x, y) {
+  const a = \`\${x}\`;
+  const b = \`\${y}\`;
+  return a < b ? -1 : b < a ? 1 : 0;
+}
+guard(Array.prototype, 'sort', 'Array.prototype.sort', (self, args, name) => {
+  check(self, name);
+  if (argAt(args, 0) === undefined) setArgument(args, 0, defaultOrder);
+  else callbackFirst(self, args, name);
+});
+// Comparing with a long string reads it whole at every element: those searches run in JavaScript.
+const LONG_SEARCH = 256;
+const nativeIndexOfArray = NativeArray.prototype.indexOf;
+const nativeLastIndexOfArray = NativeArray.prototype.lastIndexOf;
+const nativeIncludes = NativeArray.prototype.includes;
+// Where a search starts, as the specification has it (lastIndexOf without a fromIndex: the end).
+function searchFrom(length, given, fromIndex, last) {
+  if (!given && last) return length - 1;
+  const n = toIntegerOrInfinity(fromIndex);
+  if (last) return n >= 0 ? (n < length - 1 ? n : length - 1) : length + n;
+  return n >= 0 ? n : (length + n > 0 ? length + n : 0);
+}
+replace(NativeArray.prototype, 'indexOf', {
+  indexOf(search, fromIndex) {
+    const mark = heldTop;
+    try {
+      check(this, 'Array.prototype.indexOf');
+      if (typeof search !== 'string' || search.length <= LONG_SEARCH) return reflectApply(nativeIndexOfArray, this, arguments);
+      if (this === null || this === undefined) throw new TypeErrorCtor('Array.prototype.indexOf called on null or undefined');
+      const o = ObjectCtor(this);
+      const length = lengthOf(o);
+      for (let k = length === 0 ? 0 : searchFrom(length, true, fromIndex, false); k < length; k++) {
+        if (k in o && o[k] === search) return k;
+      }
+      return -1;
+    } finally {
+      releaseTo(mark);
+    }
+  },
+}.indexOf, 1);
+replace(NativeArray.prototype, 'lastIndexOf', {
+  lastIndexOf(search, fromIndex) {
+    const mark = heldTop;
+    try {
+      check(this, 'Array.prototype.lastIndexOf');
+      if (typeof search !== 'string' || search.length <= LONG_SEARCH) return reflectApply(nativeLastIndexOfArray, this, arguments);
+      if (this === null || this === undefined) throw new TypeErrorCtor('Array.prototype.lastIndexOf called on null or undefined');
+      const o = ObjectCtor(this);
+      const length = lengthOf(o);
+      if (length === 0) return -1;
+      for (let k = searchFrom(length, arguments.length > 1, fromIndex, true); k >= 0; k--) {
+        if (k in o && o[k] === search) return k;
+      }
+      return -1;
+    } finally {
+      releaseTo(mark);
+    }
+  },
+}.lastIndexOf, 1);
+replace(NativeArray.prototype, 'includes', {
+  includes(search, fromIndex) {
+    const mark = heldTop;
+    try {
+      check(this, 'Array.prototype.includes');
+      if (typeof search !== 'string' || search.length <= LONG_SEARCH) return reflectApply(nativeIncludes, this, arguments);
+      if (this === null || this === undefined) throw new TypeErrorCtor('Array.prototype.includes called on null or undefined');
+      const o = ObjectCtor(this);
+      const length = lengthOf(o);
+      for (let k = length === 0 ? 0 : searchFrom(length, true, fromIndex, false); k < length; k++) {
+        if (o[k] === search) return true;
+      }
+      return false;
+    } finally {
+      releaseTo(mark);
+    }
+  },
+}.includes, 1);
 const checkLocalesArgument = checkLocales(0);
 guard(Array.prototype, 'toLocaleString', 'Array.prototype.toLocaleString', (self, args, name) => {
   check(self, name);
@@ -279,42 +380,15 @@ function checkSource(self, args, name) {
   if (source !== null && source !== undefined) dataValue(ObjectCtor(source), iteratorSymbol, 'Symbol.iterator', name);
   check(source, name);
 }
-guard(Array, 'from', 'Array.from', checkSource);
-// concat loops over the receiver and every argument it spreads, reading each one's length when it
-// gets to it, and program code can run on the way (a species constructor, an element getter) and
-// lengthen one not reached yet. Over real arrays that is harmless: V8 walks a long sparse array by
-// its keys. So the native concat runs only when the result is a plain Array made without program
-// code and every argument it spreads is a real array, their lookups counted together; anything
-// else (an array-like spread by Symbol.isConcatSpreadable, a subclass) is concatenated in
-// JavaScript, which V8 stops anywhere.
-function spreads(item, method) {
-  if (!isObject(item)) return false;
-  const spreadable = dataValue(item, concatSpreadable, 'Symbol.isConcatSpreadable', method);
-  return spreadable !== undefined ? !!spreadable : isArray(item);
-}
-// Whether ArraySpeciesCreate(o, n) makes a plain Array without running program code.
-function plainSpecies(o, method) {
-  if (!isArray(o)) return true;
-  const constructor = dataValue(o, 'constructor', 'constructor', method);
-  if (constructor === undefined) return true;
-  if (constructor !== NativeArray) return false;
-  const species = getOwnPropertyDescriptor(NativeArray, Symbol.species);
-  // An accessor's descriptor has its own get; a data one's would be looked up on Object.prototype.
-  return species !== undefined && !reflectApply(hasOwn, species, ['value']) && species.get === arraySpecies;
-}
-// Whether the native concat may run; when it may, the lookups of everything it spreads are checked.
-function nativeConcatFits(receiver, items, method) {
-  if (!plainSpecies(receiver, method)) return false;
-  let count = 0;
-  for (let i = -1; i < items.length; i++) {
-    const item = i < 0 ? receiver : items[i];
-    if (!spreads(item, method)) continue;
-    if (!isArray(item)) return false;
-    count = count + lookups(item, method);
-  }
-  if (count > maxLookups) refuseLookups(method, count);
-  return true;
-}
+const callbackSecond = callbackAt(1);
+guard(Array, 'from', 'Array.from', (self, args, name) => {
+  checkSource(self, args, name);
+  callbackSecond(self, args, name);
+});
+// concat loops over the receiver and every argument it spreads, reading each one's length only when
+// it gets to it, and program code can run on the way (a species constructor, an element getter on
+// an argument or its chain) and lengthen one not reached yet, real arrays included: measured
+// first, it could not be bounded. It is written here in JavaScript, which V8 stops anywhere.
 function concatInJs(receiver, items) {
   const target = speciesOf(receiver);
   let at = 0;
@@ -341,18 +415,10 @@ function concatInJs(receiver, items) {
   target.length = at;
   return target;
 }
-const nativeConcat = NativeArray.prototype.concat;
 replace(NativeArray.prototype, 'concat', {
   concat(...items) {
     if (this === null || this === undefined) throw new TypeErrorCtor('Array.prototype.concat called on null or undefined');
-    const receiver = ObjectCtor(this);
-    const mark = heldTop;
-    try {
-      if (!nativeConcatFits(receiver, items, 'Array.prototype.concat')) return concatInJs(receiver, items);
-      return reflectApply(nativeConcat, receiver, items);
-    } finally {
-      releaseTo(mark);
-    }
+    return concatInJs(ObjectCtor(this), items);
   },
 }.concat, 1);
 
@@ -363,7 +429,13 @@ guard(Reflect, 'construct', 'Reflect.construct', checkList(1));
 
 // Typed arrays: made from, or set from, an array-like.
 const TypedArray = getPrototypeOf(Uint8Array);
-guard(TypedArray, 'from', 'TypedArray.from', checkSource);
+guard(TypedArray, 'from', 'TypedArray.from', (self, args, name) => {
+  checkSource(self, args, name);
+  callbackSecond(self, args, name);
+});
+for (const key of ['every', 'filter', 'find', 'findIndex', 'findLast', 'findLastIndex', 'forEach', 'map', 'reduce', 'reduceRight', 'some', 'sort']) {
+  guard(TypedArray.prototype, key, 'TypedArray.prototype.' + key, callbackFirst);
+}
 guard(TypedArray.prototype, 'set', 'TypedArray.prototype.set', checkList(0));
 for (const key of ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array',
   'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array']) {
@@ -562,10 +634,20 @@ const handlerTraps = {
   get(handler, key, receiver) {
     const trap = reflectGet(handler, key, receiver);
     if (key !== 'ownKeys' || typeof trap !== 'function') return trap;
+    // V8 reads the result natively: it gets a copy made here, in JavaScript, of a length checked first.
     return function ownKeys(target) {
       const keys = reflectApply(trap, this, [target]);
-      if (isObject(keys)) check(keys, 'a Proxy ownKeys trap result');
-      return keys;
+      if (!isObject(keys)) return keys;
+      const mark = heldTop;
+      try {
+        check(keys, 'a Proxy ownKeys trap result');
+      } finally {
+        releaseTo(mark);
+      }
+      const length = lengthOf(keys);
+      const copy = [];
+      for (let i = 0; i < length; i++) createDataProperty(copy, i, keys[i]);
+      return copy;
     };
   },
 };
