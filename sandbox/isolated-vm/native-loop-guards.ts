@@ -271,12 +271,10 @@ function throughJs(callback) {
     return reflectApply(callback, this, values);
   };
 }
-function setArgument(args, at, value) {
-  defineProperty(args, StringCtor(at), { __proto__: null, value, writable: true, enumerable: true, configurable: true });
-}
 function callbackAt(at) {
+  // The element is the call's own: assigning it consults no setter on Array.prototype.
   return (self, args, name) => {
-    if (args.length > at) setArgument(args, at, throughJs(args[at]));
+    if (args.length > at) args[at] = throughJs(args[at]);
   };
 }
 const callbackFirst = callbackAt(0);
@@ -296,11 +294,18 @@ function defaultOrder(x, y) {
   const b = \`\${y}\`;
   return a < b ? -1 : b < a ? 1 : 0;
 }
-guard(Array.prototype, 'sort', 'Array.prototype.sort', (self, args, name) => {
-  check(self, name);
-  if (argAt(args, 0) === undefined) setArgument(args, 0, defaultOrder);
-  else callbackFirst(self, args, name);
-});
+const nativeSort = NativeArray.prototype.sort;
+replace(NativeArray.prototype, 'sort', {
+  sort(comparefn) {
+    const mark = heldTop;
+    try {
+      check(this, 'Array.prototype.sort');
+      return reflectApply(nativeSort, this, [comparefn === undefined ? defaultOrder : throughJs(comparefn)]);
+    } finally {
+      releaseTo(mark);
+    }
+  },
+}.sort, 1);
 // Comparing with a long string reads it whole at every element: those searches run in JavaScript.
 const LONG_SEARCH = 256;
 const nativeIndexOfArray = NativeArray.prototype.indexOf;
@@ -573,10 +578,13 @@ function lengthOf(o) {
   const n = toIntegerOrInfinity(o.length);
   return n <= 0 ? 0 : n < 9007199254740991 ? n : 9007199254740991;
 }
+// One descriptor, refilled: defining an element allocates nothing.
+const elementDescriptor = { __proto__: null, value: undefined, writable: true, enumerable: true, configurable: true };
 function createDataProperty(target, index, value) {
-  if (!defineProperty(target, StringCtor(index), { __proto__: null, value, writable: true, enumerable: true, configurable: true })) {
-    throw new TypeErrorCtor('Cannot add property ' + index + ', object is not extensible');
-  }
+  elementDescriptor.value = value;
+  const defined = defineProperty(target, index, elementDescriptor);
+  elementDescriptor.value = undefined;
+  if (!defined) throw new TypeErrorCtor('Cannot add property ' + index + ', object is not extensible');
 }
 function flatten(target, source, sourceLength, start, depth, mapper, thisArg) {
   let at = start;
