@@ -58,7 +58,6 @@ const remember = WeakSet.prototype.add;
 const weakHas = WeakSet.prototype.has;
 const isProxy = (o) => reflectApply(weakHas, proxies, [o]);
 const isArray = Array.isArray;
-const nativeSlice = Array.prototype.slice;
 const StringCtor = String;
 const floor = Math.floor;
 const iteratorSymbol = Symbol.iterator;
@@ -602,10 +601,18 @@ function flatten(target, source, sourceLength, start, depth, mapper, thisArg) {
   }
   return at;
 }
-// The array the result goes into is made as the native methods make it (the receiver's species):
-// by slice(0, 0), which reads the receiver's length only.
+// The array the result goes into, made as the specification's ArraySpeciesCreate(o, 0) makes it.
+const speciesSymbol = Symbol.species;
 function speciesOf(o) {
-  return reflectApply(nativeSlice, o, [0, 0]);
+  if (!isArray(o)) return [];
+  let C = o.constructor;
+  if (isObject(C)) {
+    C = C[speciesSymbol];
+    if (C === null) C = undefined;
+  }
+  if (C === undefined) return [];
+  if (typeof C !== 'function') throw new TypeErrorCtor('object.constructor[Symbol.species] is not a constructor');
+  return new C(0);
 }
 replace(Array.prototype, 'flat', {
   flat(depth) {

@@ -27,6 +27,7 @@ export const CONTRACT_TOOLS: readonly ToolBinding[] = Object.freeze([
   { binding: 'fail', name: 'fail' },
   { binding: 'never', name: 'never' },
   { binding: 'readFile', name: 'fs.read_file' },
+  { binding: 'gate100', name: 'gate100' },
 ])
 
 /** Limits of every contract run unless a test overrides one. Memory stays fixed across the suite. */
@@ -49,12 +50,17 @@ export interface FakeHost extends GuestHost {
   releaseNever(): void
 }
 
-/** A fresh fake host: `echo` returns its arguments, `sleep5` too after 5 ms, `fail` fails with a code. */
+/**
+ * A fresh fake host: `echo` returns its arguments, `sleep5` too after 5 ms, `fail` fails with a
+ * code, `never` waits for `releaseNever()`, and `gate100` returns its arguments once 100 of its
+ * calls are in flight together (a run that does not overlap them never gets an answer).
+ */
 export function fakeHost(): FakeHost {
   const calls: { name: string; argsJson: string }[] = []
   const events: string[] = []
   const logs: LogEntry[] = []
   const pendingNever: (() => void)[] = []
+  const pendingGate: (() => void)[] = []
   return {
     calls,
     events,
@@ -75,6 +81,11 @@ export function fakeHost(): FakeHost {
           return Promise.resolve(settle({ ok: true, valueJson: argsJson }))
         case 'fs.read_file':
           return Promise.resolve(settle({ ok: true, valueJson: JSON.stringify({ tool: name, args: JSON.parse(argsJson) }) }))
+        case 'gate100':
+          return new Promise((resolve) => {
+            pendingGate.push(() => resolve(settle({ ok: true, valueJson: argsJson })))
+            if (pendingGate.length === 100) for (const release of pendingGate.splice(0)) release()
+          })
         case 'sleep5':
           return new Promise((resolve) => setTimeout(() => resolve(settle({ ok: true, valueJson: argsJson })), 5))
         case 'fail':
@@ -286,7 +297,8 @@ return [outcomes, settled]`
 
       it('overlaps Promise.all over 100 sub-calls: every start comes before the first settle', async () => {
         const host = fakeHost()
-        const code = 'const r = await Promise.all(Array.from({ length: 100 }, (_, i) => tools.sleep5({ i })))\nreturn r.map((x) => x.i)'
+        // The gate answers only once all 100 are in flight: no timing, only overlap, lets it pass.
+        const code = 'const r = await Promise.all(Array.from({ length: 100 }, (_, i) => tools.gate100({ i })))\nreturn r.map((x) => x.i)'
         const result = await run(engine, code, { host })
         expect(valueOf(result)).toEqual(Array.from({ length: 100 }, (_, i) => i))
         const firstSettle = host.events.findIndex((e) => e.startsWith('settle:'))
