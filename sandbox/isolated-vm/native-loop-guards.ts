@@ -307,9 +307,6 @@ replace(NativeArray.prototype, 'sort', {
 }.sort, 1);
 // Comparing with a long string reads it whole at every element: those searches run in JavaScript.
 const LONG_SEARCH = 256;
-const nativeIndexOfArray = NativeArray.prototype.indexOf;
-const nativeLastIndexOfArray = NativeArray.prototype.lastIndexOf;
-const nativeIncludes = NativeArray.prototype.includes;
 // Where a search starts, as the specification has it (lastIndexOf without a fromIndex: the end).
 function searchFrom(length, given, fromIndex, last) {
   if (!given && last) return length - 1;
@@ -317,61 +314,44 @@ function searchFrom(length, given, fromIndex, last) {
   if (last) return n >= 0 ? (n < length - 1 ? n : length - 1) : length + n;
   return n >= 0 ? n : (length + n > 0 ? length + n : 0);
 }
-replace(NativeArray.prototype, 'indexOf', {
-  indexOf(search, fromIndex) {
-    const mark = heldTop;
-    try {
-      check(this, 'Array.prototype.indexOf');
-      if (typeof search !== 'string' || search.length <= LONG_SEARCH) return reflectApply(nativeIndexOfArray, this, arguments);
-      if (this === null || this === undefined) throw new TypeErrorCtor('Array.prototype.indexOf called on null or undefined');
-      const o = ObjectCtor(this);
-      const length = lengthOf(o);
-      for (let k = length === 0 ? 0 : searchFrom(length, true, fromIndex, false); k < length; k++) {
-        if (k in o && o[k] === search) return k;
+// The native search for a short string or anything else; a loop in JavaScript for a long string.
+function guardSearch(key, inJs) {
+  const native = NativeArray.prototype[key];
+  const name = 'Array.prototype.' + key;
+  replace(NativeArray.prototype, key, {
+    [key](search, fromIndex) {
+      const mark = heldTop;
+      try {
+        check(this, name);
+        if (typeof search !== 'string' || search.length <= LONG_SEARCH) return reflectApply(native, this, arguments);
+        if (this === null || this === undefined) throw new TypeErrorCtor(name + ' called on null or undefined');
+        const o = ObjectCtor(this);
+        return inJs(o, lengthOf(o), search, arguments.length > 1, fromIndex);
+      } finally {
+        releaseTo(mark);
       }
-      return -1;
-    } finally {
-      releaseTo(mark);
-    }
-  },
-}.indexOf, 1);
-replace(NativeArray.prototype, 'lastIndexOf', {
-  lastIndexOf(search, fromIndex) {
-    const mark = heldTop;
-    try {
-      check(this, 'Array.prototype.lastIndexOf');
-      if (typeof search !== 'string' || search.length <= LONG_SEARCH) return reflectApply(nativeLastIndexOfArray, this, arguments);
-      if (this === null || this === undefined) throw new TypeErrorCtor('Array.prototype.lastIndexOf called on null or undefined');
-      const o = ObjectCtor(this);
-      const length = lengthOf(o);
-      if (length === 0) return -1;
-      for (let k = searchFrom(length, arguments.length > 1, fromIndex, true); k >= 0; k--) {
-        if (k in o && o[k] === search) return k;
-      }
-      return -1;
-    } finally {
-      releaseTo(mark);
-    }
-  },
-}.lastIndexOf, 1);
-replace(NativeArray.prototype, 'includes', {
-  includes(search, fromIndex) {
-    const mark = heldTop;
-    try {
-      check(this, 'Array.prototype.includes');
-      if (typeof search !== 'string' || search.length <= LONG_SEARCH) return reflectApply(nativeIncludes, this, arguments);
-      if (this === null || this === undefined) throw new TypeErrorCtor('Array.prototype.includes called on null or undefined');
-      const o = ObjectCtor(this);
-      const length = lengthOf(o);
-      for (let k = length === 0 ? 0 : searchFrom(length, true, fromIndex, false); k < length; k++) {
-        if (o[k] === search) return true;
-      }
-      return false;
-    } finally {
-      releaseTo(mark);
-    }
-  },
-}.includes, 1);
+    },
+  }[key], 1);
+}
+guardSearch('indexOf', (o, length, search, given, fromIndex) => {
+  for (let k = length === 0 ? 0 : searchFrom(length, true, fromIndex, false); k < length; k++) {
+    if (k in o && o[k] === search) return k;
+  }
+  return -1;
+});
+guardSearch('lastIndexOf', (o, length, search, given, fromIndex) => {
+  if (length === 0) return -1;
+  for (let k = searchFrom(length, given, fromIndex, true); k >= 0; k--) {
+    if (k in o && o[k] === search) return k;
+  }
+  return -1;
+});
+guardSearch('includes', (o, length, search, given, fromIndex) => {
+  for (let k = length === 0 ? 0 : searchFrom(length, true, fromIndex, false); k < length; k++) {
+    if (o[k] === search) return true;
+  }
+  return false;
+});
 const checkLocalesArgument = checkLocales(0);
 guard(Array.prototype, 'toLocaleString', 'Array.prototype.toLocaleString', (self, args, name) => {
   check(self, name);
