@@ -58,16 +58,11 @@ const remember = WeakSet.prototype.add;
 const weakHas = WeakSet.prototype.has;
 const isProxy = (o) => reflectApply(weakHas, proxies, [o]);
 const isArray = Array.isArray;
-const StringCtor = String;
 const floor = Math.floor;
 const iteratorSymbol = Symbol.iterator;
 const concatSpreadable = Symbol.isConcatSpreadable;
 const typedArrayLength = getOwnPropertyDescriptor(getPrototypeOf(Uint8Array.prototype), 'length').get;
 const NativeArray = Array;
-const MapCtor = Map;
-const mapGet = Map.prototype.get;
-const mapSet = Map.prototype.set;
-const mapDelete = Map.prototype.delete;
 
 function refuse(method, why) {
   throw new TypeErrorCtor(method + ' is not available ' + why + ' in this sandbox');
@@ -77,26 +72,26 @@ function isObject(value) {
 }
 // Program code can run while a native loop is under way (a callback, a valueOf, a species
 // constructor) and make the chain it measured deeper: for as long as a guarded call runs, every
-// object on a chain it measured for a loop longer than SHORT_LOOP keeps its prototype. These are
-// counted, as calls nest; each guarded call lets go of its own when it returns or throws.
-const SHORT_LOOP = 64;
-const held = new MapCtor();
-let heldTop = null;
+// object on a chain it measured keeps its prototype. They are kept on a stack, as calls nest, each
+// guarded call letting go of its own when it returns or throws: holding costs a store, and only
+// the rare prototype change searches the stack. A null-prototype object, so no setter the program
+// put on Array.prototype can see a store.
+const heldStack = { __proto__: null };
+let heldCount = 0;
 function hold(o) {
-  const count = reflectApply(mapGet, held, [o]);
-  reflectApply(mapSet, held, [o, count === undefined ? 1 : count + 1]);
-  heldTop = { __proto__: null, o, below: heldTop };
+  heldStack[heldCount] = o;
+  heldCount = heldCount + 1;
 }
 function releaseTo(mark) {
-  while (heldTop !== mark) {
-    const o = heldTop.o;
-    const count = reflectApply(mapGet, held, [o]);
-    if (count === 1) reflectApply(mapDelete, held, [o]);
-    else reflectApply(mapSet, held, [o, count - 1]);
-    heldTop = heldTop.below;
+  while (heldCount > mark) {
+    heldCount = heldCount - 1;
+    heldStack[heldCount] = undefined;
   }
 }
-const isHeld = (o) => reflectApply(mapGet, held, [o]) !== undefined;
+function isHeld(o) {
+  for (let i = 0; i < heldCount; i++) if (heldStack[i] === o) return true;
+  return false;
+}
 // The lookups a native loop over \`items\` may make: its length times its prototype chain's depth.
 function lookups(items, method) {
   // A missing receiver: the native method throws its own TypeError.
@@ -126,7 +121,7 @@ function lookups(items, method) {
     if (length !== length || length < 0) length = 0;
     refuseLong(method, length);
   }
-  if (length > SHORT_LOOP) {
+  if (length > 0) {
     for (let o = object; o !== null; o = getPrototypeOf(o)) hold(o);
   }
   return length <= 0 ? 0 : length * depth;
@@ -144,6 +139,7 @@ function check(items, method) {
   const count = lookups(items, method);
   if (count > maxLookups) refuseLookups(method, count);
 }
+const measure = (native, items, args, method) => check(items, method);
 // The value a native method will read at \`key\`, read without running program code: the first
 // own data property on the chain. A getter there, or a Proxy on the way, could answer differently
 // when the native method reads it.
@@ -162,47 +158,49 @@ function replace(owner, key, method, length) {
   defineProperty(method, 'length', { __proto__: null, value: length });
   defineProperty(owner, key, { __proto__: null, value: method, writable: true, enumerable: false, configurable: true });
 }
-// Replace a method by one that runs \`checkArgs(this, args, name)\` first.
-function guard(owner, key, name, checkArgs) {
+// Run \`run(native, self, args, name)\`, letting go of what its measures held however it ends.
+function holding(run, native, self, args, name) {
+  const mark = heldCount;
+  try {
+    return run(native, self, args, name);
+  } finally {
+    releaseTo(mark);
+  }
+}
+// Replace a method by one that calls \`run\` with the native method, holding.
+function replaceHolding(owner, key, name, run, length) {
   const native = owner[key];
   if (typeof native !== 'function') return;
   replace(owner, key, {
     [key](...args) {
-      const mark = heldTop;
-      try {
-        checkArgs(this, args, name);
-        return reflectApply(native, this, args);
-      } finally {
-        releaseTo(mark);
-      }
+      return holding(run, native, this, args, name);
     },
-  }[key], native.length);
+  }[key], length === undefined ? native.length : length);
+}
+// A call of the native after \`checkArgs(self, args, name)\`, which may replace arguments in place.
+function checkedCall(checkArgs) {
+  return (native, self, args, name) => {
+    checkArgs(self, args, name);
+    return reflectApply(native, self, args);
+  };
+}
+function guard(owner, key, name, checkArgs) {
+  replaceHolding(owner, key, name, checkedCall(checkArgs));
 }
 // The same for a constructor that may also be called without \`new\`: a Proxy keeps its
 // \`prototype\`, \`instanceof\`, statics and subclassing as they are.
 function guardConstructor(owner, key, name, checkArgs) {
   const native = owner[key];
   if (typeof native !== 'function') return;
+  const call = checkedCall(checkArgs);
+  const construct = (target, newTarget, args) => {
+    checkArgs(undefined, args, name);
+    return reflectConstruct(target, args, newTarget);
+  };
   const guarded = new NativeProxy(native, {
     __proto__: null,
-    apply(target, self, args) {
-      const mark = heldTop;
-      try {
-        checkArgs(self, args, name);
-        return reflectApply(target, self, args);
-      } finally {
-        releaseTo(mark);
-      }
-    },
-    construct(target, args, newTarget) {
-      const mark = heldTop;
-      try {
-        checkArgs(undefined, args, name);
-        return reflectConstruct(target, args, newTarget);
-      } finally {
-        releaseTo(mark);
-      }
-    },
+    apply: (target, self, args) => holding(call, target, self, args, name),
+    construct: (target, args, newTarget) => holding(construct, target, newTarget, args, name),
   });
   defineProperty(native.prototype, 'constructor', { __proto__: null, value: guarded, writable: true, enumerable: false, configurable: true });
   defineProperty(owner, key, { __proto__: null, value: guarded, writable: true, enumerable: false, configurable: true });
@@ -293,18 +291,11 @@ function defaultOrder(x, y) {
   const b = \`\${y}\`;
   return a < b ? -1 : b < a ? 1 : 0;
 }
-const nativeSort = NativeArray.prototype.sort;
-replace(NativeArray.prototype, 'sort', {
-  sort(comparefn) {
-    const mark = heldTop;
-    try {
-      check(this, 'Array.prototype.sort');
-      return reflectApply(nativeSort, this, [comparefn === undefined ? defaultOrder : throughJs(comparefn)]);
-    } finally {
-      releaseTo(mark);
-    }
-  },
-}.sort, 1);
+replaceHolding(NativeArray.prototype, 'sort', 'Array.prototype.sort', (native, self, args, name) => {
+  check(self, name);
+  const comparefn = argAt(args, 0);
+  return reflectApply(native, self, [comparefn === undefined ? defaultOrder : throughJs(comparefn)]);
+});
 // Comparing with a long string reads it whole at every element: those searches run in JavaScript.
 const LONG_SEARCH = 256;
 // Where a search starts, as the specification has it (lastIndexOf without a fromIndex: the end).
@@ -316,22 +307,14 @@ function searchFrom(length, given, fromIndex, last) {
 }
 // The native search for a short string or anything else; a loop in JavaScript for a long string.
 function guardSearch(key, inJs) {
-  const native = NativeArray.prototype[key];
-  const name = 'Array.prototype.' + key;
-  replace(NativeArray.prototype, key, {
-    [key](search, fromIndex) {
-      const mark = heldTop;
-      try {
-        check(this, name);
-        if (typeof search !== 'string' || search.length <= LONG_SEARCH) return reflectApply(native, this, arguments);
-        if (this === null || this === undefined) throw new TypeErrorCtor(name + ' called on null or undefined');
-        const o = ObjectCtor(this);
-        return inJs(o, lengthOf(o), search, arguments.length > 1, fromIndex);
-      } finally {
-        releaseTo(mark);
-      }
-    },
-  }[key], 1);
+  replaceHolding(NativeArray.prototype, key, 'Array.prototype.' + key, (native, self, args, name) => {
+    check(self, name);
+    const search = argAt(args, 0);
+    if (typeof search !== 'string' || search.length <= LONG_SEARCH) return reflectApply(native, self, args);
+    if (self === null || self === undefined) throw new TypeErrorCtor(name + ' called on null or undefined');
+    const o = ObjectCtor(self);
+    return inJs(o, lengthOf(o), search, args.length > 1, argAt(args, 1));
+  }, 1);
 }
 guardSearch('indexOf', (o, length, search, given, fromIndex) => {
   for (let k = length === 0 ? 0 : searchFrom(length, true, fromIndex, false); k < length; k++) {
@@ -516,24 +499,14 @@ function icuText(value, method) {
   return text;
 }
 function guardIcuText(key, localesAt, convertsFirstArgument) {
-  const native = String.prototype[key];
-  if (typeof native !== 'function') return;
-  const name = 'String.prototype.' + key;
   const checkLocalesAt = checkLocales(localesAt);
-  replace(String.prototype, key, {
-    [key](...args) {
-      if (this === null || this === undefined) throw new TypeErrorCtor(name + ' called on null or undefined');
-      const mark = heldTop;
-      try {
-        const text = icuText(this, name);
-        const first = convertsFirstArgument ? icuText(argAt(args, 0), name) : argAt(args, 0);
-        if (localesAt >= 0) checkLocalesAt(text, args, name);
-        return reflectApply(native, text, [first, argAt(args, 1), argAt(args, 2)]);
-      } finally {
-        releaseTo(mark);
-      }
-    },
-  }[key], native.length);
+  replaceHolding(String.prototype, key, 'String.prototype.' + key, (native, self, args, name) => {
+    if (self === null || self === undefined) throw new TypeErrorCtor(name + ' called on null or undefined');
+    const text = icuText(self, name);
+    const first = convertsFirstArgument ? icuText(argAt(args, 0), name) : argAt(args, 0);
+    if (localesAt >= 0) checkLocalesAt(text, args, name);
+    return reflectApply(native, text, [first, argAt(args, 1), argAt(args, 2)]);
+  });
 }
 guardIcuText('localeCompare', 1, true);
 guardIcuText('toLocaleLowerCase', 0, false);
@@ -633,12 +606,7 @@ const handlerTraps = {
     return function ownKeys(target) {
       const keys = reflectApply(trap, this, [target]);
       if (!isObject(keys)) return keys;
-      const mark = heldTop;
-      try {
-        check(keys, 'a Proxy ownKeys trap result');
-      } finally {
-        releaseTo(mark);
-      }
+      holding(measure, undefined, keys, undefined, 'a Proxy ownKeys trap result');
       const length = lengthOf(keys);
       const copy = [];
       for (let i = 0; i < length; i++) createDataProperty(copy, i, keys[i]);
