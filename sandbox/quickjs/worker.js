@@ -629,7 +629,15 @@ function pump(run) {
   }
   if (run.kill !== undefined) return finishRun(run, { kind: 'limit', limit: run.kill }, true)
   const state = run.context.getPromiseState(run.promise)
-  if (state.type === 'pending') return
+  if (state.type === 'pending') {
+    // Running out of heap inside a promise job throws nothing here: it rejects a promise of the
+    // program's, and a flood of jobs ends that way, the program left waiting on nothing (measured:
+    // a self-renewing chain died so, then idled until its wall-time limit). A program waiting on
+    // no sub-call can never go on (there are no timers): with the heap at its maximum, that is
+    // the memory limit, now.
+    if (run.pending.size === 0 && heapNearlyFull()) finishRun(run, { kind: 'limit', limit: 'memoryLimitBytes' }, true)
+    return
+  }
   if (state.type === 'rejected') return failWith(run, state.error)
   const value = state.value
   const finish = run.context.getProp(run.api, 'finish')

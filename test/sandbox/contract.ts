@@ -415,6 +415,14 @@ return [outcomes, settled]`
         await expectEngineStillWorks()
       })
 
+      it('stops a microtask flood that runs out of heap at the memory limit, not later at the wall-time limit', async () => {
+        // The flood's chain of promises grows without end; out of heap inside a promise job, QuickJS
+        // throws nothing but rejects a promise of the program's, which then waits on nothing.
+        const code = 'Promise.resolve().then(function f() { return Promise.resolve().then(f) })\nawait new Promise(() => {})'
+        expectLimit(await run(engine, code, { limits: { cpuTimeMs: 20_000, wallTimeMs: 60_000 } }), 'memoryLimitBytes')
+        await expectEngineStillWorks()
+      })
+
       it('stops a program waiting on a sub-call that never settles at the wall-time limit', async () => {
         expectLimit(await run(engine, 'await tools.never({})', { limits: { wallTimeMs: 300 } }), 'wallTimeMs')
         await expectEngineStillWorks()
