@@ -501,6 +501,81 @@ return { values, seen }
       }
     }, 60_000)
 
+    it('stops a loop over a slow C++ built-in within one call', async () => {
+      // V8 looks for the stop on entering JavaScript and when a loop's bytecode budget runs out,
+      // not on entering C++: each loop below made hundreds of calls past the stop (for (;;)
+      // escape(s) with 8 MB: 22 s), a runaway that refused the next run here. Each built-in is now
+      // reached through a JavaScript function.
+      const big = { memoryLimitBytes: 128 * 2 ** 20 }
+      const engine = await createIsolatedVmEngine({ limits: big, maxRunawayIsolates: 1 })
+      try {
+        for (const code of [
+          "const s = 'a'.repeat(2 ** 23)\nfor (;;) escape(s)",
+          "const s = 'a'.repeat(2 ** 23)\nfor (;;) encodeURIComponent(s)",
+          "const s = 'a'.repeat(2 ** 24)\nfor (;;) s.toUpperCase()",
+          "const s = '1'.repeat(2 ** 24)\nfor (;;) Date.parse(s)",
+          "const s = '1'.repeat(2 ** 24)\nfor (;;) new Date(s)",
+          "const s = '9'.repeat(2 ** 21)\nfor (;;) BigInt(s)",
+          "const s = 'a'.repeat(2 ** 24)\nconst segments = new Intl.Segmenter('en', { granularity: 'word' }).segment(s)\nfor (;;) segments.containing(2 ** 24 - 1)",
+        ]) {
+          const stopped = await runContract(engine, code, { limits: { ...big, cpuTimeMs: 150, wallTimeMs: 10_000 } })
+          expect(stopped, code).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'cpuTimeMs' } })
+          await new Promise((resolve) => setTimeout(resolve, 1_300))
+          expect(valueOf(await runContract(engine, 'return 1', { limits: big })), code).toBe(1)
+        }
+      } finally {
+        await engine.dispose()
+      }
+    }, 90_000)
+
+    it('refuses a locale tag longer than 255 characters: ICU took minutes over one of 200,000 variants', async () => {
+      // A valid tag (distinct variants): V8 would take it.
+      const tag = "'en-' + Array.from({ length: 100 }, (_, i) => 'v' + (10000 + i)).join('-')"
+      for (const [call, name] of [
+        [`new Intl.Locale(${tag})`, 'Intl.Locale'],
+        [`Intl.getCanonicalLocales(${tag})`, 'Intl.getCanonicalLocales'],
+        [`new Intl.NumberFormat(['en', { toString: () => ${tag} }])`, 'Intl.NumberFormat'],
+        [`new Intl.DisplayNames('en', { type: 'language' }).of(${tag})`, 'Intl.DisplayNames.prototype.of'],
+        [`'a'.localeCompare('b', [${tag}])`, 'String.prototype.localeCompare'],
+        [`(1).toLocaleString(${tag})`, 'Number.prototype.toLocaleString'],
+      ]) {
+        const error = guestError(await runIn(`return ${call}`))
+        expect(error, call).toMatchObject({ kind: 'guest', name: 'RangeError' })
+        expect(error.message).toBe(`${name}: a locale tag of 702 characters is refused: this sandbox allows tags of up to 255`)
+      }
+      // A list is read once: V8 gets the tags converted here, whatever a toString answers next.
+      const once = "let n = 0\nconst tag = { toString: () => (n++ === 0 ? 'de' : 'en-' + 'abcde-'.repeat(100)) }\nreturn [Intl.getCanonicalLocales([tag, 'fr']), n]"
+      expect(valueOf(await runIn(once))).toEqual([['de', 'fr'], 1])
+    })
+
+    it('keeps what programs use the wrapped built-ins for', async () => {
+      const code = [
+        'class Day extends Date { twice() { return this.getTime() * 2 } }',
+        'let notNew',
+        'try { new BigInt(1) } catch (e) { notNew = e instanceof TypeError }',
+        'return [',
+        "  escape('a b'), unescape('%41'), encodeURI('a b'), decodeURIComponent('%2F'), 'aXa'.replace(/a/g, 'b'), 'aXa'.replaceAll('a', 'c'),",
+        "  'a1b2'.match(/\\d/g), [...'a1b2'.matchAll(/\\d/g)].length, 'abc'.toUpperCase(), 'ÀB'.toLowerCase(),",
+        "  [escape.name, escape.length, 'x'.replace.name, 'x'.replace.length, Date.name, Date.length, BigInt.name, BigInt.length],",
+        "  Date.parse('2020-01-01T00:00:00Z'), new Date(0).toISOString(), new Date(2020, 0, 2).getDate(), typeof Date(), new Day(1).twice(),",
+        '  new Day(1) instanceof Date, Date.prototype.constructor === Date, typeof Date.now(), Date.UTC(1970, 0, 1),',
+        "  BigInt(7).toString(), (255n).toString(16), BigInt.asUintN(8, 257n).toString(), BigInt.prototype.constructor === BigInt, notNew,",
+        "  new Intl.Locale('en-US').language, new Intl.Locale(new Intl.Locale('fr'), { region: 'CA' }).toString(),",
+        "  Intl.getCanonicalLocales(['EN-us', new Intl.Locale('de')]), new Intl.NumberFormat('en').format(1234.5),",
+        "  new Intl.Segmenter('en', { granularity: 'word' }).segment('ab cd').containing(3).segment, [...new Intl.Segmenter().segment('ab')].length,",
+        "  new Intl.DisplayNames('en', { type: 'region' }).of('US'), new Intl.Collator('en').compare('a', 'b'), new Intl.ListFormat('en').format(['a', 'b']),",
+        '  Intl.Locale.prototype.constructor === Intl.Locale, new Intl.Locale("en") instanceof Intl.Locale,',
+        ']',
+      ].join('\n')
+      expect(valueOf(await runIn(code))).toEqual([
+        'a%20b', 'A', 'a%20b', '/', 'bXb', 'cXc', ['1', '2'], 2, 'ABC', 'àb',
+        ['escape', 1, 'replace', 2, 'Date', 7, 'BigInt', 1],
+        1577836800000, '1970-01-01T00:00:00.000Z', 2, 'string', 2, true, true, 'number', 0,
+        '7', 'ff', '1', true, true,
+        'en', 'fr-CA', ['en-US', 'de'], '1,234.5', 'cd', 2, 'United States', -1, 'a and b', true, true,
+      ])
+    })
+
     it('flattens in JavaScript, which the CPU limit stops, an array whose nested arrays are huge', async () => {
       for (const code of ['return [Array(2 ** 32 - 1)].flat().length', 'return [1].flatMap(() => Array(2 ** 32 - 1)).length']) {
         const result = await runIn(code, { limits: { cpuTimeMs: 200, wallTimeMs: 10_000 } })
