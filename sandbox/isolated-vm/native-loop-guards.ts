@@ -31,8 +31,11 @@
  * `flatMap` (nested arrays), a search for a long string (compared whole at every element), the
  * default sort order (string comparisons), and every callback (a built-in such as `escape` given as
  * one would run natively). `split` counts the parts it would make first, and `JSON.parse` bounds
- * its text: past what one array holds, V8 aborts the process. What is not known yet is bounded by
- * the engine instead: see `maxRunawayIsolates`.
+ * its text: past what one array holds, V8 aborts the process. C++ built-ins whose work grows with
+ * their input (`escape`, `Date.parse`, `BigInt`, Intl's methods, ...) are reached through a
+ * JavaScript function, whose entry V8 checks: a loop calling only one of them stops within a call.
+ * A locale tag may be 255 characters at most. What is not known yet is bounded by the engine
+ * instead: see `maxRunawayIsolates`.
  *
  * Evaluated with `evalClosure` after the prelude (which keeps the natives it captured); `$0` is
  * `maxLength`.
