@@ -405,8 +405,12 @@ class IsolatedVmEngine implements SandboxEngine {
       disposeNow(sandbox.isolate)
       return
     }
-    const terminated = terminateIsolate(this.#ivm, sandbox.isolate, sandbox.context)
-    const done = terminated.then(({ released }) => this.#watchRelease(released))
+    // Once the result is delivered: queueing the termination waits, on the main thread, for the
+    // isolate's thread to finish the task it is in (measured: up to 4.7 ms after the program's
+    // result came). The guest reaches nothing on the host meanwhile.
+    const done = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => terminateIsolate(this.#ivm, sandbox.isolate, sandbox.context))
+      .then(({ released }) => this.#watchRelease(released))
     this.#terminating.add(done)
     void done.finally(() => this.#terminating.delete(done))
   }
