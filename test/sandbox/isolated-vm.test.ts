@@ -335,6 +335,23 @@ return { values, seen }
   describe('isolated-vm: built-ins V8 cannot stop', () => {
     const runIn = engineForBlock()
     const guestError = (result: EngineRunResult) => (result.ok ? expect.fail(`expected a guest error, got ${result.resultJson}`) : result.error)
+    /**
+     * Each program is stopped at its CPU limit and leaves no thread behind in its isolate: with
+     * maxRunawayIsolates 1, one still inside it a second after disposal would refuse the next run.
+     */
+    async function expectStoppedWithoutRunaway(limits: Partial<SandboxLimits>, programs: readonly string[]): Promise<void> {
+      const engine = await createIsolatedVmEngine({ limits, maxRunawayIsolates: 1 })
+      try {
+        for (const code of programs) {
+          const stopped = await runContract(engine, code, { limits: { ...limits, cpuTimeMs: 150, wallTimeMs: 10_000 } })
+          expect(stopped, code).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'cpuTimeMs' } })
+          await new Promise((resolve) => setTimeout(resolve, 1_300))
+          expect(valueOf(await runContract(engine, 'return 1', { limits })), code).toBe(1)
+        }
+      } finally {
+        await engine.dispose()
+      }
+    }
 
     // Each of these loops natively without a termination check: before the guards, the run was
     // reported over its CPU limit while the isolate's thread went on spinning for good.
@@ -471,34 +488,23 @@ return { values, seen }
       // array with a getter on its chain); a built-in as a callback never enters JavaScript; a
       // search for a long string compares it whole at every element. Now each runs in
       // JavaScript, which the CPU limit stops at once.
-      const engine = await createIsolatedVmEngine({ limits: WARM_SIZE, maxRunawayIsolates: 1 })
-      try {
-        for (const code of [
-          'return [].concat({ length: 2 ** 32 - 1, [Symbol.isConcatSpreadable]: true }).length',
-          'return Array.prototype.concat.call(Object.assign(Array(2 ** 32 - 1), { [Symbol.isConcatSpreadable]: true })).length',
-          'const b = { length: 1, 0: 1, [Symbol.isConcatSpreadable]: true }\nconst a = [0]\na.constructor = { [Symbol.species]: function () { b.length = 2 ** 32 - 1; return {} } }\nreturn a.concat(b).length',
-          [
-            'let holder = Array.prototype',
-            'for (let i = 0; i < 1000; i++) { holder = Object.create(holder); holder[2 ** 31 + i] = 1 }',
-            'Object.defineProperty(holder, 1000, { get() { return 1 }, enumerable: true, configurable: true })',
-            'const a2 = []',
-            'Object.setPrototypeOf(a2, holder)',
-            'const a1 = []',
-            'Object.defineProperty(a1, 0, { get() { a2.length = 2 ** 32 - 2; return 0 }, enumerable: true, configurable: true })',
-            'return [].concat(a1, a2).length',
-          ].join('\n'),
-          "return new Array(2 ** 22).fill('a'.repeat(1000)).every(escape)",
-          "const s = 'a'.repeat(2 ** 20) + 'b'\nconst t = 'a'.repeat(2 ** 20) + 'c'\nreturn new Array(2 ** 16).fill(s).indexOf(t)",
-        ]) {
-          const stopped = await runContract(engine, code, { limits: { cpuTimeMs: 150, wallTimeMs: 10_000 } })
-          expect(stopped, code).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'cpuTimeMs' } })
-          // Past the time a thread still inside the isolate counts as a runaway, runs go on.
-          await new Promise((resolve) => setTimeout(resolve, 1_300))
-          expect(valueOf(await runContract(engine, 'return 1'))).toBe(1)
-        }
-      } finally {
-        await engine.dispose()
-      }
+      await expectStoppedWithoutRunaway(WARM_SIZE, [
+        'return [].concat({ length: 2 ** 32 - 1, [Symbol.isConcatSpreadable]: true }).length',
+        'return Array.prototype.concat.call(Object.assign(Array(2 ** 32 - 1), { [Symbol.isConcatSpreadable]: true })).length',
+        'const b = { length: 1, 0: 1, [Symbol.isConcatSpreadable]: true }\nconst a = [0]\na.constructor = { [Symbol.species]: function () { b.length = 2 ** 32 - 1; return {} } }\nreturn a.concat(b).length',
+        [
+          'let holder = Array.prototype',
+          'for (let i = 0; i < 1000; i++) { holder = Object.create(holder); holder[2 ** 31 + i] = 1 }',
+          'Object.defineProperty(holder, 1000, { get() { return 1 }, enumerable: true, configurable: true })',
+          'const a2 = []',
+          'Object.setPrototypeOf(a2, holder)',
+          'const a1 = []',
+          'Object.defineProperty(a1, 0, { get() { a2.length = 2 ** 32 - 2; return 0 }, enumerable: true, configurable: true })',
+          'return [].concat(a1, a2).length',
+        ].join('\n'),
+        "return new Array(2 ** 22).fill('a'.repeat(1000)).every(escape)",
+        "const s = 'a'.repeat(2 ** 20) + 'b'\nconst t = 'a'.repeat(2 ** 20) + 'c'\nreturn new Array(2 ** 16).fill(s).indexOf(t)",
+      ])
     }, 60_000)
 
     it('stops a loop over a slow C++ built-in within one call', async () => {
@@ -506,26 +512,15 @@ return { values, seen }
       // not on entering C++: each loop below made hundreds of calls past the stop (for (;;)
       // escape(s) with 8 MB: 22 s), a runaway that refused the next run here. Each built-in is now
       // reached through a JavaScript function.
-      const big = { memoryLimitBytes: 128 * 2 ** 20 }
-      const engine = await createIsolatedVmEngine({ limits: big, maxRunawayIsolates: 1 })
-      try {
-        for (const code of [
-          "const s = 'a'.repeat(2 ** 23)\nfor (;;) escape(s)",
-          "const s = 'a'.repeat(2 ** 23)\nfor (;;) encodeURIComponent(s)",
-          "const s = 'a'.repeat(2 ** 24)\nfor (;;) s.toUpperCase()",
-          "const s = '1'.repeat(2 ** 24)\nfor (;;) Date.parse(s)",
-          "const s = '1'.repeat(2 ** 24)\nfor (;;) new Date(s)",
-          "const s = '9'.repeat(2 ** 21)\nfor (;;) BigInt(s)",
-          "const s = 'a'.repeat(2 ** 24)\nconst segments = new Intl.Segmenter('en', { granularity: 'word' }).segment(s)\nfor (;;) segments.containing(2 ** 24 - 1)",
-        ]) {
-          const stopped = await runContract(engine, code, { limits: { ...big, cpuTimeMs: 150, wallTimeMs: 10_000 } })
-          expect(stopped, code).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'cpuTimeMs' } })
-          await new Promise((resolve) => setTimeout(resolve, 1_300))
-          expect(valueOf(await runContract(engine, 'return 1', { limits: big })), code).toBe(1)
-        }
-      } finally {
-        await engine.dispose()
-      }
+      await expectStoppedWithoutRunaway({ memoryLimitBytes: 128 * 2 ** 20 }, [
+        "const s = 'a'.repeat(2 ** 23)\nfor (;;) escape(s)",
+        "const s = 'a'.repeat(2 ** 23)\nfor (;;) encodeURIComponent(s)",
+        "const s = 'a'.repeat(2 ** 24)\nfor (;;) s.toUpperCase()",
+        "const s = '1'.repeat(2 ** 24)\nfor (;;) Date.parse(s)",
+        "const s = '1'.repeat(2 ** 24)\nfor (;;) new Date(s)",
+        "const s = '9'.repeat(2 ** 21)\nfor (;;) BigInt(s)",
+        "const s = 'a'.repeat(2 ** 24)\nconst segments = new Intl.Segmenter('en', { granularity: 'word' }).segment(s)\nfor (;;) segments.containing(2 ** 24 - 1)",
+      ])
     }, 90_000)
 
     it('refuses a locale tag longer than 255 characters: ICU took minutes over one of 200,000 variants', async () => {
