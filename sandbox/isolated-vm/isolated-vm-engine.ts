@@ -412,7 +412,10 @@ class IsolatedVmEngine implements SandboxEngine {
         }
         return terminateIsolate(this.#ivm, sandbox.isolate, sandbox.context).then(({ released }) => this.#watchRelease(released))
       })
-      .finally(() => this.refill())
+      .finally(() => {
+        // Not returned: a failed warm-up is the next run's to report, not this chain's.
+        void this.refill()
+      })
     this.#terminating.add(done)
     void done.finally(() => this.#terminating.delete(done))
   }
