@@ -264,10 +264,14 @@ export async function installBridge(
   let answers: AnswerBatch | undefined
   const callRef = new ivm.Reference((id: unknown, name: string, argsJson: string) => {
     if (typeof id !== 'number') return
-    host.call(name, argsJson).then(
-      (envelope) => answers?.add(id, envelope),
-      () => answers?.add(id, failureEnvelope(`the tool call ${name} failed in the host`, 'TOOL_FAILED')),
-    )
+    // The host never throws or rejects; if it did, the call must still be answered, or the
+    // program would wait on it until its wall-time limit.
+    const failed = (): void => answers?.add(id, failureEnvelope(`the tool call ${name} failed in the host`, 'TOOL_FAILED'))
+    try {
+      host.call(name, argsJson).then((envelope) => answers?.add(id, envelope), failed)
+    } catch {
+      failed()
+    }
   })
   const logRef = new ivm.Reference((level: string, text: string, over: boolean) => host.log(level, text, over))
   const doneRef = new ivm.Reference((text: string) => host.done(text))
