@@ -90,8 +90,8 @@ export interface EngineRunRequest {
   readonly signal: AbortSignal
   /**
    * Whose run this is (`run_code` passes the agent). Runs of different tenants never share a
-   * QuickJS heap: a memory-safety bug of the engine cannot show one tenant what another left in
-   * it. isolated-vm gives every run a fresh isolate anyway. Absent: one anonymous tenant.
+   * QuickJS heap or an isolated-vm isolate: a memory-safety bug of the engine cannot show one
+   * tenant what another left in it. Absent: one anonymous tenant.
    */
   readonly tenant?: object
 }

@@ -293,6 +293,11 @@ delete g.WebAssembly;
 // share memory with: neither engine offers it.
 delete g.SharedArrayBuffer;
 delete g.Atomics;
+// A FinalizationRegistry's callbacks run whenever the collector gets to them, after the program
+// that registered them may have ended: in an isolated-vm isolate that runs the tenant's next
+// program (measured: they ran while it sat idle, then during the next context's collections).
+// A program's code runs during its own run only. WeakRef stays: it calls nothing back.
+delete g.FinalizationRegistry;
 // The same build builds a typed array over a buffer detached while it is constructed (transfer()
 // from a prototype getter read by Reflect.construct) with the old length and a null data pointer:
 // a view of the whole WASM memory from address 0. Shrinking a resizable buffer leaves similar

@@ -220,12 +220,14 @@ const COPY_ARGUMENTS = Object.freeze({ arguments: Object.freeze({ copy: true }) 
 class AnswerBatch {
   readonly #settle: SettleReference
   #batch: (number | string)[] | undefined
+  #closed = false
 
   constructor(settle: SettleReference) {
     this.#settle = settle
   }
 
   add(id: number, envelope: string): void {
+    if (this.#closed) return
     if (this.#batch !== undefined) {
       this.#batch.push(id, envelope)
       return
@@ -233,13 +235,21 @@ class AnswerBatch {
     this.#send([id, envelope])
     this.#batch = []
     setImmediate(() => {
-      const batch = this.#batch as (number | string)[]
+      const batch = this.#batch
       this.#batch = undefined
-      if (batch.length > 0) this.#send(batch)
+      if (batch !== undefined && batch.length > 0) this.#send(batch)
     })
   }
 
+  /** No answer crosses any more, not even one already batched: the program it would wake is over. */
+  close(): void {
+    this.#closed = true
+    this.#batch = undefined
+    release(this.#settle)
+  }
+
   #send(answers: (number | string)[]): void {
+    if (this.#closed) return
     try {
       this.#settle.applyIgnored(undefined, [answers], COPY_ARGUMENTS)
     } catch {
@@ -248,10 +258,31 @@ class AnswerBatch {
   }
 }
 
+/** A context's installed bridge, as the host holds it. */
+export interface Bridge {
+  /** Called once before the program, with {@link armArguments}. */
+  readonly arm: ArmReference
+  /**
+   * The context's program is over: no sub-call answer crosses into it any more, not even one
+   * already batched, and the host's handles into it are released, so a context left behind in an
+   * isolate that runs on is never woken and can be collected.
+   */
+  close(): void
+}
+
+/** Release a handle whose isolate may already be gone. */
+function release(reference: { release(): void }): void {
+  try {
+    reference.release()
+  } catch {
+    // Released with its isolate.
+  }
+}
+
 /**
  * Install the raw globals, evaluate the prelude as `prelude.filename`, then the native-loop guards
  * (unless `guards` is left out: a context no program runs in needs none), and return the
- * host-side `arm` handle. The References given to the guest live and die with its isolate.
+ * host-side {@link Bridge}.
  */
 export async function installBridge(
   ivm: IsolatedVm,
@@ -259,7 +290,7 @@ export async function installBridge(
   host: BridgeHost,
   prelude: { readonly source: string; readonly filename: string },
   guards?: { readonly maxArrayLength: number },
-): Promise<ArmReference> {
+): Promise<Bridge> {
   // Bound below, once the guest's settle exists: no call can come before the program runs.
   let answers: AnswerBatch | undefined
   const callRef = new ivm.Reference((id: unknown, name: string, argsJson: string) => {
@@ -297,5 +328,14 @@ export async function installBridge(
   if (guards !== undefined) {
     await context.evalClosure(NATIVE_LOOP_GUARD_SOURCE, [guards.maxArrayLength], { filename: 'codemode-guards.js' })
   }
-  return arm
+  let closed = false
+  return {
+    arm,
+    close() {
+      if (closed) return
+      closed = true
+      answers?.close()
+      for (const reference of [arm, callRef, logRef, doneRef, breachRef]) release(reference)
+    },
+  }
 }

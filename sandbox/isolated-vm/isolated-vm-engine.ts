@@ -24,7 +24,7 @@ import type { RawGuestError } from '../guest-runtime.ts'
 import { DEFAULT_SPIN_MICROS, KeepAwake, spinMicrosOption } from '../keep-awake.ts'
 import { RunMeter, describeLimit, resolveLimits, withCeilings } from '../limits.ts'
 import { PROGRAM_SCRIPT_ORIGIN, armArguments, installBridge, programScript } from './guest-bridge.ts'
-import type { ArmReference } from './guest-bridge.ts'
+import type { Bridge } from './guest-bridge.ts'
 import { loadIsolatedVm } from './load-isolated-vm.ts'
 import type { IsolatedVm } from './load-isolated-vm.ts'
 import { disposeNow, terminateIsolate } from './terminate-isolate.ts'
@@ -64,6 +64,16 @@ export interface IsolatedVmEngineOptions {
    * accepted again as soon as fewer than this many are left.
    */
   readonly maxRunawayIsolates?: number
+  /**
+   * Whether an isolate whose program ended cleanly (a value or the program's own error) runs its
+   * tenant's next program, in a fresh context (default true). A context shares no object with
+   * another, so nothing of one run is visible to the next; only compiled code and the heap's free
+   * space carry over. Runs of different tenants (`run_code` passes the agent) never share an
+   * isolate. Preparing a context in a used isolate costs about 4 ms on this kind of machine,
+   * against about 10 ms for a new isolate, 3 of them on the main thread. `false` gives every run
+   * a new isolate.
+   */
+  readonly reuseIsolates?: boolean
 }
 
 /** See {@link IsolatedVmEngineOptions.maxLostIsolates}. */
@@ -75,6 +85,25 @@ export const DEFAULT_MAX_RUNAWAY_ISOLATES = 2
  * runaway. Guest JavaScript stops within microseconds; this leaves room for a busy host.
  */
 const RUNAWAY_AFTER_MS = 1_000
+
+/**
+ * How long a finished program's isolate has to show it is quiet (its thread through with every
+ * task the program queued) before it may be reused; one that is not is terminated instead.
+ */
+const QUIET_MS = 50
+/** Programs one isolate runs, each in a fresh context, before it is replaced. */
+const MAX_RUNS_PER_ISOLATE = 100
+/**
+ * An isolate whose heap is fuller than this, past its program's end, is replaced rather than
+ * reused. What a finished context kept is garbage once the context is released, but the collector
+ * may take a few runs to get to it (measured: up to three runs' worth), and only a collection
+ * tells garbage from a leak.
+ */
+const MAX_USED_HEAP_TO_REUSE = 0.75
+/** Isolates kept for their tenants' next runs, at most; the one kept longest goes first. */
+const MAX_RECYCLED = 4
+/** A kept isolate is disposed when its tenant has not run for this long. */
+const RECYCLED_IDLE_MS = 10_000
 
 const MIB = 1024 * 1024
 /** isolated-vm refuses memory limits under 8 MB. */
@@ -104,19 +133,32 @@ interface ActiveRun {
   breach(limit: 'maxSubCalls' | 'maxSubCallsInFlight'): void
 }
 
-/** A fresh isolate with its context, bridge and prelude ready, used by at most one program. */
-interface Sandbox {
+/**
+ * One isolate. It runs one program at a time, each in a context of its own, and is thrown away
+ * after any run that breaks a limit, is aborted or leaves work running (see the engine's #release).
+ */
+interface IsolateHome {
   readonly isolate: Isolate
+  readonly memoryMb: number
+  /** isolated-vm reported a catastrophic error: the isolate's thread is parked for good. */
+  lost: boolean
+  /** The route of its newest context: the one whose program runs, or will. */
+  route: Route | undefined
+  /** Programs started in it so far. */
+  runs: number
+}
+
+/** A fresh context with its bridge and prelude ready, in an isolate; used by at most one program. */
+interface Sandbox {
+  readonly home: IsolateHome
   readonly context: Context
-  readonly arm: ArmReference
+  readonly bridge: Bridge
   readonly route: Route
 }
 
 /** Where a context's bridge dispatches; unset before and after its run. */
 interface Route {
   current: ActiveRun | undefined
-  /** isolated-vm reported a catastrophic error: the isolate's thread is parked for good. */
-  lost: boolean
 }
 
 const RUN_OVER = failureEnvelope('the program has already finished', 'ABORTED')
@@ -134,6 +176,7 @@ const REHEARSAL_LIMITS = resolveLimits({ maxResultBytes: 1_000, maxSubCalls: 10,
 async function rehearse(ivm: IsolatedVm, isolate: Isolate): Promise<void> {
   const context = await isolate.createContext()
   let timer: ReturnType<typeof setTimeout> | undefined
+  let installed: Bridge | undefined
   try {
     const answer = new Promise<string>((resolve, reject) => {
       timer = setTimeout(() => reject(new Error('the isolated-vm warm-up program did not finish')), REHEARSAL_TIMEOUT_MS)
@@ -143,7 +186,7 @@ async function rehearse(ivm: IsolatedVm, isolate: Isolate): Promise<void> {
         { call: async (_name, argsJson) => successEnvelope(argsJson), log: () => {}, done: resolve, breach: () => {} },
         { source: guestRuntimeSource(), filename: RUNTIME_FILENAME },
       )
-        .then((arm) => arm.apply(undefined, armArguments([{ binding: 'echo', name: 'echo' }], REHEARSAL_LIMITS), { arguments: { copy: true } }))
+        .then((bridge) => (installed = bridge).arm.apply(undefined, armArguments([{ binding: 'echo', name: 'echo' }], REHEARSAL_LIMITS), { arguments: { copy: true } }))
         .then(() => context.eval(programScript(REHEARSAL), PROGRAM_SCRIPT_ORIGIN))
         .catch(reject)
     })
@@ -151,6 +194,7 @@ async function rehearse(ivm: IsolatedVm, isolate: Isolate): Promise<void> {
     if (!text.startsWith('R')) throw new Error(`the isolated-vm warm-up program answered ${text.slice(0, 200)}`)
   } finally {
     clearTimeout(timer)
+    installed?.close()
     context.release()
   }
 }
@@ -170,38 +214,51 @@ function maxArrayLength(memoryMb: number): number {
   return Math.min(MAX_MAX_ARRAY_LENGTH, Math.max(MIN_MAX_ARRAY_LENGTH, (memoryMb * MIB) / 8))
 }
 
+/** A new isolate, rehearsed (see {@link REHEARSAL}), with a context ready for a program. */
 async function prepareSandbox(ivm: IsolatedVm, memoryMb: number): Promise<Sandbox> {
-  const route: Route = { current: undefined, lost: false }
   // isolated-vm's memory limit is not hard: one big allocation past it (measured: a program that
   // JSON-stringifies two 16 MB strings in a 32 MB isolate) is a V8 fatal out-of-memory error, which
   // aborts the whole host process unless a handler is given. With one, isolated-vm parks the
   // isolate's thread for good instead (the thread and its heap leak) and calls the handler on the
   // host: the run ends as a memory-limit breach and the isolate is disposed like any other.
   const onCatastrophicError = (): void => {
-    route.lost = true
-    route.current?.lost()
+    home.lost = true
+    home.route?.current?.lost()
   }
-  const isolate = new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError })
+  const home: IsolateHome = {
+    isolate: new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError }),
+    memoryMb,
+    lost: false,
+    route: undefined,
+    runs: 0,
+  }
   try {
-    await rehearse(ivm, isolate)
-    const context = await isolate.createContext()
-    const arm = await installBridge(
-      ivm,
-      context,
-      {
-        call: (name, argsJson) => route.current?.call(name, argsJson) ?? Promise.resolve(RUN_OVER),
-        log: (level, text, over) => route.current?.log(level, text, over),
-        done: (text) => route.current?.done(text),
-        breach: (limit) => route.current?.breach(limit),
-      },
-      { source: guestRuntimeSource(), filename: RUNTIME_FILENAME },
-      { maxArrayLength: maxArrayLength(memoryMb) },
-    )
-    return { isolate, context, arm, route }
+    await rehearse(ivm, home.isolate)
+    return await prepareContext(ivm, home)
   } catch (error) {
-    disposeNow(isolate)
+    disposeNow(home.isolate)
     throw error
   }
+}
+
+/** A fresh context in `home`'s isolate, with its bridge, prelude and guards installed. */
+async function prepareContext(ivm: IsolatedVm, home: IsolateHome): Promise<Sandbox> {
+  const route: Route = { current: undefined }
+  const context = await home.isolate.createContext()
+  const bridge = await installBridge(
+    ivm,
+    context,
+    {
+      call: (name, argsJson) => route.current?.call(name, argsJson) ?? Promise.resolve(RUN_OVER),
+      log: (level, text, over) => route.current?.log(level, text, over),
+      done: (text) => route.current?.done(text),
+      breach: (limit) => route.current?.breach(limit),
+    },
+    { source: guestRuntimeSource(), filename: RUNTIME_FILENAME },
+    { maxArrayLength: maxArrayLength(home.memoryMb) },
+  )
+  home.route = route
+  return { home, context, bridge, route }
 }
 
 /** A failure for a broken limit, worded by {@link describeLimit}. */
@@ -230,9 +287,29 @@ function utf8Length(text: string): number {
   return Buffer.byteLength(text, 'utf8')
 }
 
+/** An isolate kept, with a fresh context, for its tenant's next run (see {@link IsolatedVmEngine}). */
+interface Recycled {
+  readonly memoryMb: number
+  /** The prepared context; undefined when the isolate turned out not reusable and was thrown away. */
+  readonly ready: Promise<Sandbox | undefined>
+  readonly timer: ReturnType<typeof setTimeout>
+}
+
+/** What {@link createIsolatedVmEngine} hands the engine, options checked. */
+interface EngineSettings {
+  readonly limits: SandboxLimits
+  readonly ceilings: Readonly<Partial<SandboxLimits>>
+  readonly watchdogIntervalMs: number | undefined
+  readonly spinMicros: number
+  readonly maxLost: number
+  readonly maxRunaway: number
+  readonly reuseIsolates: boolean
+}
+
 /**
- * The isolated-vm engine: every run gets its own V8 isolate and context, thrown away afterwards; one
- * isolate is kept pre-warmed so a run does not pay for creating it. See {@link createIsolatedVmEngine}.
+ * The isolated-vm engine: every run gets a fresh context, in an isolate of its own; one new isolate
+ * is kept pre-warmed so a run does not pay for creating it, and an isolate whose run ended cleanly
+ * is kept, with a fresh context, for its tenant's next run. See {@link createIsolatedVmEngine}.
  */
 class IsolatedVmEngine implements SandboxEngine {
   readonly name = 'isolated-vm'
@@ -251,31 +328,46 @@ class IsolatedVmEngine implements SandboxEngine {
   /** Disposed isolates whose thread is still inside them RUNAWAY_AFTER_MS later. */
   #runaway = 0
   readonly #maxRunaway: number
+  readonly #reuseIsolates: boolean
+  /** Per tenant number, the isolate kept for its next run; oldest first. */
+  readonly #recycled = new Map<number, Recycled>()
+  readonly #tenants = new WeakMap<object, number>()
+  #nextTenant = 0
+  #isolatesCreated = 0
+  #reusedRuns = 0
 
   readonly #ceilings: Readonly<Partial<SandboxLimits>>
 
-  constructor(
-    ivm: IsolatedVm,
-    limits: SandboxLimits,
-    ceilings: Readonly<Partial<SandboxLimits>>,
-    watchdogIntervalMs: number | undefined,
-    spinMicros: number,
-    maxLost: number,
-    maxRunaway: number,
-  ) {
-    this.#ceilings = ceilings
+  constructor(ivm: IsolatedVm, settings: EngineSettings) {
+    this.#ceilings = settings.ceilings
     this.#ivm = ivm
-    this.#maxLost = maxLost
-    this.#maxRunaway = maxRunaway
-    this.#warmMemoryMb = memoryLimitMb(limits)
-    this.#watchdog = new Watchdog(watchdogIntervalMs)
-    this.#keepAwake = new KeepAwake(spinMicros)
+    this.#maxLost = settings.maxLost
+    this.#maxRunaway = settings.maxRunaway
+    this.#reuseIsolates = settings.reuseIsolates
+    this.#warmMemoryMb = memoryLimitMb(settings.limits)
+    this.#watchdog = new Watchdog(settings.watchdogIntervalMs)
+    this.#keepAwake = new KeepAwake(settings.spinMicros)
+  }
+
+  /** @internal Tests only: isolates created so far (the pre-warmed ones included). */
+  get isolatesCreated(): number {
+    return this.#isolatesCreated
+  }
+
+  /** @internal Tests only: runs given an isolate kept from their tenant's previous run. */
+  get reusedRuns(): number {
+    return this.#reusedRuns
+  }
+
+  #newSandbox(memoryMb: number): Promise<Sandbox> {
+    this.#isolatesCreated += 1
+    return prepareSandbox(this.#ivm, memoryMb)
   }
 
   /** Start preparing the next isolate unless one is ready or on its way. */
   refill(): Promise<Sandbox> | undefined {
     if (this.#disposed || this.#warm !== undefined) return this.#warm
-    const warm = prepareSandbox(this.#ivm, this.#warmMemoryMb)
+    const warm = this.#newSandbox(this.#warmMemoryMb)
     // A failed warm-up is retried by the next run itself, which then reports the fault.
     warm.catch(() => {
       if (this.#warm === warm) this.#warm = undefined
@@ -291,7 +383,7 @@ class IsolatedVmEngine implements SandboxEngine {
     this.#warmMemoryMb = memoryMb
     if (warm !== undefined && !warmFits) {
       // Runs now ask for another size: drop this one so the next warm-up matches them.
-      warm.then((sandbox) => disposeNow(sandbox.isolate), () => {})
+      warm.then((sandbox) => disposeNow(sandbox.home.isolate), () => {})
     }
     if (warm !== undefined && warmFits) {
       try {
@@ -300,7 +392,31 @@ class IsolatedVmEngine implements SandboxEngine {
         // Fall through: a fresh attempt reports the host fault if it persists.
       }
     }
-    return prepareSandbox(this.#ivm, memoryMb)
+    return this.#newSandbox(memoryMb)
+  }
+
+  /** The isolate kept for `tenant`'s next run, if there is one of the size asked for. */
+  async #takeRecycled(tenant: number, memoryMb: number): Promise<Sandbox | undefined> {
+    const kept = this.#recycled.get(tenant)
+    if (kept === undefined) return undefined
+    this.#recycled.delete(tenant)
+    clearTimeout(kept.timer)
+    const sandbox = await kept.ready
+    if (sandbox === undefined) return undefined
+    if (sandbox.home.memoryMb !== memoryMb || sandbox.home.lost) {
+      // No program ran in this context yet, so nothing is queued that a plain dispose could miss.
+      disposeNow(sandbox.home.isolate)
+      return undefined
+    }
+    return sandbox
+  }
+
+  /** A number for each tenant object (0: the anonymous tenant). */
+  #tenantOf(tenant: object | undefined): number {
+    if (tenant === undefined) return 0
+    let id = this.#tenants.get(tenant)
+    if (id === undefined) this.#tenants.set(tenant, (id = ++this.#nextTenant))
+    return id
   }
 
   get ceilings(): Readonly<Partial<SandboxLimits>> {
@@ -328,34 +444,40 @@ class IsolatedVmEngine implements SandboxEngine {
         `the isolated-vm engine runs no programs for now: ${this.#runaway} stopped programs are still running native V8 code that ignores the stop, each keeping a CPU core busy until its loop ends (maxRunawayIsolates ${this.#maxRunaway}); runs resume when one ends. Where programs are hostile, use the QuickJS engine, whose worker thread is stopped whatever it runs`,
       )
     }
-    const sandbox = await this.#takeSandbox(memoryLimitMb(limits))
+    const memoryMb = memoryLimitMb(limits)
+    const tenant = this.#tenantOf(request.tenant)
+    const kept = await this.#takeRecycled(tenant, memoryMb)
+    if (kept !== undefined) this.#reusedRuns += 1
+    const sandbox = kept ?? (await this.#takeSandbox(memoryMb))
     if (this.#disposed || signal.aborted) {
       // No program ran in it yet, so nothing is queued that a plain dispose could miss.
-      disposeNow(sandbox.isolate)
+      disposeNow(sandbox.home.isolate)
       if (this.#disposed) throw new DisposedError('isolated-vm engine')
       return { ok: false, error: abortedFailure() }
     }
     try {
-      return await this.#runIn(sandbox, request)
+      return await this.#runIn(sandbox, request, tenant)
     } finally {
-      if (sandbox.route.lost) this.#lost += 1
+      if (sandbox.home.lost) this.#lost += 1
     }
   }
 
-  #runIn(sandbox: Sandbox, request: EngineRunRequest): Promise<EngineRunResult> {
+  #runIn(sandbox: Sandbox, request: EngineRunRequest, tenant: number): Promise<EngineRunResult> {
     const { limits, signal, host, code } = request
-    const { isolate, route } = sandbox
+    const { home, route } = sandbox
+    const { isolate } = home
+    home.runs += 1
     return new Promise<EngineRunResult>((resolve, reject) => {
       let over = false
       const finish = (result: EngineRunResult): void => {
         if (over) return
         over = true
-        // From here on the guest reaches nothing on the host; the isolate dies within a few ms.
+        // From here on the guest reaches nothing on the host.
         route.current = undefined
         unwatch()
         signal.removeEventListener('abort', onAbort)
         this.#running.delete(onDispose)
-        this.#terminate(sandbox)
+        this.#release(sandbox, tenant, endedCleanly(result))
         resolve(result)
       }
       const fail = (error: EngineFailure): void => finish({ ok: false, error })
@@ -374,7 +496,7 @@ class IsolatedVmEngine implements SandboxEngine {
         done: (text) => finish(decodeSettled(text, request)),
       })
       // Not awaited: isolated-vm runs one isolate's tasks in order, so the program runs after it.
-      sandbox.arm
+      sandbox.bridge.arm
         .apply(undefined, armArguments(request.tools, limits), { arguments: { copy: true } })
         .catch((cause: unknown) => {
           if (over) return
@@ -397,20 +519,96 @@ class IsolatedVmEngine implements SandboxEngine {
     })
   }
 
-  #terminate(sandbox: Sandbox): void {
-    // Both once the result is delivered, off its latency path: queueing the termination waits, on
-    // the main thread, for the isolate's thread to finish the task it is in (measured: up to 4.7 ms
-    // after the program's result came); the guest reaches nothing on the host meanwhile. The next
-    // isolate is prepared once this one is disposed: until then it spins on a core (see
-    // terminate-isolate.ts), which the preparation would compete for.
-    const done = new Promise<void>((resolve) => setImmediate(resolve))
+  /**
+   * After a run, off its result's latency path (one turn of the event loop later: queueing work
+   * for the isolate waits, on the main thread, for the isolate's thread to finish the task it is
+   * in; measured up to 4.7 ms after the program's result came). An isolate whose program ended
+   * cleanly is kept for its tenant's next run, with a fresh context, unless reuse is off, the
+   * tenant has one kept already, or it turns out not to be quiet (see #recycle). Any other is
+   * terminated.
+   */
+  #release(sandbox: Sandbox, tenant: number, clean: boolean): void {
+    const later = new Promise<void>((resolve) => setImmediate(resolve))
+    if (!clean || !this.#reuseIsolates || this.#recycled.has(tenant) || this.#disposed) {
+      this.#terminate(sandbox, later)
+      return
+    }
+    const ready = later.then(() => this.#recycle(sandbox))
+    const kept: Recycled = {
+      memoryMb: sandbox.home.memoryMb,
+      ready,
+      timer: setTimeout(() => this.#retire(tenant, kept), RECYCLED_IDLE_MS),
+    }
+    // An idle isolate need not keep the process alive.
+    kept.timer.unref()
+    this.#recycled.set(tenant, kept)
+    if (this.#recycled.size > MAX_RECYCLED) {
+      const [oldest] = this.#recycled.keys()
+      this.#retire(oldest as number, this.#recycled.get(oldest as number) as Recycled)
+    }
+  }
+
+  /**
+   * A fresh context in `old`'s isolate, or undefined if the isolate is thrown away instead. Nothing
+   * of the old context's program may ever run again: its bridge lets no answer in any more, and
+   * the isolate must be quiet, its thread through with every task the program had queued. A
+   * program that returned while it still spins (a loop in a promise chain, a sub-call's answer
+   * already on its way that starts one) keeps its thread busy past {@link QUIET_MS}; that isolate
+   * is terminated, like one whose heap is over {@link MAX_USED_HEAP_TO_REUSE} full or that has run
+   * {@link MAX_RUNS_PER_ISOLATE} programs. The new context shares nothing with the old one but compiled code.
+   */
+  async #recycle(old: Sandbox): Promise<Sandbox | undefined> {
+    const { home } = old
+    old.bridge.close()
+    const heap = await settledWithin(home.isolate.getHeapStatistics(), QUIET_MS)
+    const reusable =
+      heap !== undefined &&
+      !home.lost &&
+      !this.#disposed &&
+      home.runs < MAX_RUNS_PER_ISOLATE &&
+      heap.used_heap_size <= home.memoryMb * MIB * MAX_USED_HEAP_TO_REUSE
+    if (!reusable) {
+      this.#terminate(old, Promise.resolve())
+      return undefined
+    }
+    old.context.release()
+    try {
+      return await prepareContext(this.#ivm, home)
+    } catch {
+      // The isolate is quiet: no guest work is queued that a plain dispose could miss.
+      disposeNow(home.isolate)
+      return undefined
+    } finally {
+      // A run that took the pre-warmed isolate leaves it to be replaced, after this preparation.
+      void this.refill()
+    }
+  }
+
+  /** Throw away the isolate kept for `tenant`, if it is still `kept`. */
+  #retire(tenant: number, kept: Recycled): void {
+    if (this.#recycled.get(tenant) !== kept) return
+    this.#recycled.delete(tenant)
+    clearTimeout(kept.timer)
+    void kept.ready.then((sandbox) => {
+      // No program ran in its context, so nothing is queued that a plain dispose could miss.
+      if (sandbox !== undefined) disposeNow(sandbox.home.isolate)
+    })
+  }
+
+  /** Terminate the isolate once `after` settles, then prepare the next one. */
+  #terminate(sandbox: Sandbox, after: Promise<void>): void {
+    const { home } = sandbox
+    const done = after
       .then(() => {
+        sandbox.bridge.close()
         // Nothing runs in a lost isolate any more, and a task queued behind its parked thread would never run.
-        if (sandbox.route.lost) {
-          disposeNow(sandbox.isolate)
+        if (home.lost) {
+          disposeNow(home.isolate)
           return
         }
-        return terminateIsolate(this.#ivm, sandbox.isolate, sandbox.context).then(({ released }) => this.#watchRelease(released))
+        // The next isolate is prepared once this one is disposed: until then it spins on a core (see
+        // terminate-isolate.ts), which the preparation would compete for.
+        return terminateIsolate(this.#ivm, home.isolate, sandbox.context).then(({ released }) => this.#watchRelease(released))
       })
       .finally(() => {
         // Not returned: a failed warm-up is the next run's to report, not this chain's.
@@ -444,11 +642,15 @@ class IsolatedVmEngine implements SandboxEngine {
     this.#warm = undefined
     if (warm !== undefined) {
       try {
-        disposeNow((await warm).isolate)
+        disposeNow((await warm).home.isolate)
       } catch {
         // A warm-up that failed holds nothing.
       }
     }
+    // Each kept isolate is disposed, or, found not quiet, joins those terminating.
+    const kept = [...this.#recycled]
+    for (const [tenant, slot] of kept) this.#retire(tenant, slot)
+    await Promise.all(kept.map(([, slot]) => slot.ready))
     await Promise.all([...this.#terminating])
   }
 
@@ -463,6 +665,32 @@ function positiveCount(name: string, value: number | undefined, fallback: number
     throw new ToolDefinitionError(`${name} must be a positive integer, got ${String(value)}`)
   }
   return count
+}
+
+/**
+ * Whether a run ended with nothing of it still owed to the isolate: a value, or the program's own
+ * error. A broken limit (stack overflow and out of memory included), an abort or a host fault
+ * throws the isolate away.
+ */
+function endedCleanly(result: EngineRunResult): boolean {
+  return result.ok || result.error.kind === 'guest' || result.error.kind === 'result'
+}
+
+/** `promise`'s value if it fulfils within `ms`, else undefined (a rejection included). */
+function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), ms)
+    promise.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
+      },
+      () => {
+        clearTimeout(timer)
+        resolve(undefined)
+      },
+    )
+  })
 }
 
 function abortedFailure(): EngineFailure {
@@ -581,11 +809,12 @@ function makeActiveRun(
  * that never picks this engine never loads the native addon; when it is missing, failed to build,
  * or Node 20+ lacks `--no-node-snapshot`, this rejects with `IsolatedVmUnavailableError`.
  *
- * Each run gets a fresh isolate (memory limit `memoryLimitBytes`, rounded up to MB, at least 8 MB,
- * at most {@link MAX_MEMORY_LIMIT_BYTES}, a ceiling over every run)
- * that is disposed when the run ends, whatever the outcome (anything the program left running
- * stops within milliseconds, see terminate-isolate.ts); the next one is prepared in the background
- * after the run, so a run whose predecessor finished a few ms earlier pays no isolate creation.
+ * Each run gets a fresh context in an isolate of its own (memory limit `memoryLimitBytes`, rounded
+ * up to MB, at least 8 MB, at most {@link MAX_MEMORY_LIMIT_BYTES}, a ceiling over every run). An
+ * isolate whose program ended cleanly and quietly runs its tenant's next program, in a new context
+ * prepared right after the run (see {@link IsolatedVmEngineOptions.reuseIsolates}); any other is
+ * disposed when the run ends (anything the program left running stops within milliseconds, see
+ * terminate-isolate.ts). A new isolate is kept pre-warmed for runs that have none kept.
  * Limits are enforced on the host: CPU and wall time by a watchdog that disposes the isolate (this
  * also stops a loop that starts after an `await`), sub-calls and console volume by
  * {@link RunMeter}, source size before compiling, result size inside the guest before copying.
@@ -609,7 +838,15 @@ export async function createIsolatedVmEngine(options: IsolatedVmEngineOptions = 
   const maxRunaway = positiveCount('maxRunawayIsolates', options.maxRunawayIsolates, DEFAULT_MAX_RUNAWAY_ISOLATES)
   // Options are checked before the native addon is loaded: a typo should not cost a load.
   const ivm = await loadIsolatedVm()
-  const engine = new IsolatedVmEngine(ivm, limits, ceilings, options.watchdogIntervalMs, spinMicros, maxLost, maxRunaway)
+  const engine = new IsolatedVmEngine(ivm, {
+    limits,
+    ceilings,
+    watchdogIntervalMs: options.watchdogIntervalMs,
+    spinMicros,
+    maxLost,
+    maxRunaway,
+    reuseIsolates: options.reuseIsolates ?? true,
+  })
   // Surface a broken install now, as a host fault, rather than in the first run.
   await engine.refill()
   return engine

@@ -107,6 +107,7 @@ export interface RunOptions {
   readonly limits?: Partial<SandboxLimits>
   readonly host?: FakeHost
   readonly signal?: AbortSignal
+  readonly tenant?: object
 }
 
 /** Run `code` with the contract's tools and limits (overridable) on a fresh fake host. */
@@ -117,6 +118,7 @@ export function run(engine: SandboxEngine, code: string, options: RunOptions = {
     limits: resolveLimits({ ...CONTRACT_LIMITS, ...options.limits }),
     host: options.host ?? fakeHost(),
     signal: options.signal ?? new AbortController().signal,
+    ...(options.tenant === undefined ? {} : { tenant: options.tenant }),
   })
 }
 

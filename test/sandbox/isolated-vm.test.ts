@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { EngineRunResult, SandboxEngine, SandboxLimits } from '../../sandbox/engine.ts'
 import { createIsolatedVmEngine, MAX_MEMORY_LIMIT_BYTES } from '../../sandbox/isolated-vm/isolated-vm-engine.ts'
 import { hasNoNodeSnapshotFlag } from '../../sandbox/isolated-vm/load-isolated-vm.ts'
@@ -260,7 +260,11 @@ return { values, seen }
       // Each such loss parks a thread and leaks its heap for the life of the process.
       const fragile = await createIsolatedVmEngine({ limits: WARM_SIZE, maxLostIsolates: 1 })
       try {
-        const code = "const m = 'x'.repeat(2 ** 24); const s = 'Error: ' + m; return JSON.stringify([m, s]).length"
+        // 1 MB kept first: with the heap that much fuller the JSON text's growth lands past what
+        // isolated-vm's near-limit handler can grant (measured fatal from 0.5 to 1.8 MB kept; with
+        // none, the handler sometimes still ends it softly).
+        const keep = "const keep = []; for (let i = 0; i < 16; i++) keep.push(('k' + i).padEnd(65536, 'k').split('').join(''));"
+        const code = `${keep} const m = 'x'.repeat(2 ** 24); const s = 'Error: ' + m; return JSON.stringify([m, s]).length + keep.length`
         // Time enough for a busy host: the limit this is about is memory.
         const lost = await runContract(fragile, code, { limits: { memoryLimitBytes: 32 * 1024 * 1024, cpuTimeMs: 10_000, wallTimeMs: 20_000 } })
         expect(lost).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'memoryLimitBytes' } })
@@ -329,6 +333,133 @@ return { values, seen }
       expect(valueOf(await runIn(code, { host }))).toBe(1)
       await new Promise((resolve) => setTimeout(resolve, 30))
       expect(host.calls.map((c) => c.argsJson)).toEqual(['{}'])
+    })
+  })
+
+  describe("isolated-vm: an isolate runs its tenant's next program", () => {
+    /** The engine with its test-only counters. */
+    type Counted = SandboxEngine & { readonly reusedRuns: number; readonly isolatesCreated: number }
+    let engine: Counted
+    beforeEach(async () => {
+      engine = (await createIsolatedVmEngine({ limits: WARM_SIZE })) as Counted
+    })
+    afterEach(async () => {
+      await engine.dispose()
+    })
+    const runAs = (tenant: object, code: string, options: RunOptions = {}) => runContract(engine, code, { ...options, tenant })
+
+    it('in a fresh context that sees nothing the last program left', async () => {
+      const alice = {}
+      const polluter = [
+        "globalThis.leak = 'secret'",
+        "Object.prototype.polluted = 'yes'",
+        'Array.prototype.push = () => 0',
+        "JSON.stringify = () => 'forged'",
+        'try { console.log = () => {} } catch {}',
+        "try { tools.echo = () => 'forged' } catch {}",
+        'return 1',
+      ].join('\n')
+      expect(valueOf(await runAs(alice, polluter))).toBe(1)
+      const host = fakeHost()
+      const probe = "const a = []\na.push(1)\nconsole.log('seen')\nreturn [typeof leak, ({}).polluted ?? null, a.length, JSON.stringify({ x: 1 }), await tools.echo({ y: 2 })]"
+      expect(valueOf(await runAs(alice, probe, { host }))).toEqual(['undefined', null, 1, '{"x":1}', { y: 2 }])
+      expect(host.logs).toEqual([{ level: 'log', text: 'seen' }])
+      expect(engine.reusedRuns).toBe(1)
+    })
+
+    it('never across tenants, nor after a broken limit or an abort', async () => {
+      const alice = {}
+      const bob = {}
+      expect(valueOf(await runAs(alice, 'return 1'))).toBe(1)
+      expect(valueOf(await runAs(bob, 'return 2'))).toBe(2)
+      expect(engine.reusedRuns).toBe(0)
+      expect(valueOf(await runAs(alice, 'return 3'))).toBe(3)
+      expect(engine.reusedRuns).toBe(1)
+      const spin = await runAs(alice, 'while (true) {}', { limits: { cpuTimeMs: 50 } })
+      expect(spin).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'cpuTimeMs' } })
+      expect(engine.reusedRuns).toBe(2)
+      expect(valueOf(await runAs(alice, 'return 4'))).toBe(4)
+      expect(engine.reusedRuns).toBe(2)
+      const host = fakeHost()
+      const controller = new AbortController()
+      const aborted = runAs(alice, 'await tools.never({})', { host, signal: controller.signal })
+      await vi.waitFor(() => expect(host.calls).toHaveLength(1))
+      controller.abort()
+      expect(await aborted).toMatchObject({ ok: false, error: { kind: 'aborted' } })
+      expect(engine.reusedRuns).toBe(3)
+      expect(valueOf(await runAs(alice, 'return 5'))).toBe(5)
+      expect(engine.reusedRuns).toBe(3)
+    })
+
+    it('and the program that ran in it before never runs again', async () => {
+      const alice = {}
+      const first = fakeHost()
+      const code = 'tools.never({}).then(() => { for (;;) {} }, () => { for (;;) {} })\nreturn 1'
+      expect(valueOf(await runAs(alice, code, { host: first }))).toBe(1)
+      // The old program's call is answered while the next one runs in the same isolate, on the
+      // same thread: were the answer let in, the loop would stop this run at its CPU limit.
+      const second = fakeHost()
+      const next = runAs(alice, 'await tools.sleep5({})\nawait tools.never({})\nreturn 2', { host: second, limits: { cpuTimeMs: 300 } })
+      await vi.waitFor(() => expect(second.calls).toHaveLength(2))
+      first.releaseNever()
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      second.releaseNever()
+      expect(valueOf(await next)).toBe(2)
+      expect(engine.reusedRuns).toBe(1)
+    })
+
+    it('unless that program is still running after it returned', async () => {
+      const alice = {}
+      const code = '(async () => { for (;;) await null })()\nreturn "returned"'
+      expect(valueOf(await runAs(alice, code, { limits: { cpuTimeMs: 60_000, wallTimeMs: 60_000 } }))).toBe('returned')
+      expect(valueOf(await runAs(alice, 'return 2'))).toBe(2)
+      expect(engine.reusedRuns).toBe(0)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      const before = process.cpuUsage()
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const spent = process.cpuUsage(before)
+      // A live loop would burn about 300 ms of CPU here.
+      expect((spent.user + spent.system) / 1000).toBeLessThan(150)
+    })
+
+    it('with no FinalizationRegistry, whose callbacks would run after their program ended', async () => {
+      expect(valueOf(await runAs({}, "return [typeof FinalizationRegistry, 'FinalizationRegistry' in globalThis, typeof WeakRef]"))).toEqual([
+        'undefined',
+        false,
+        'function',
+      ])
+    })
+
+    it('with its whole heap: what earlier programs kept is collected with their contexts', async () => {
+      const alice = {}
+      // 4 MB kept by each program in a 32 MB isolate: were the contexts kept, the eighth run would
+      // run out of memory, and the isolate would be replaced once over three quarters full. Their
+      // garbage may wait for the collector a few runs, which is what the margin is for.
+      const code = 'globalThis.keep = new Array(2 ** 19).fill(0)\nreturn keep.length'
+      for (let i = 0; i < 8; i++) expect(valueOf(await runAs(alice, code))).toBe(2 ** 19)
+      expect(engine.reusedRuns).toBe(7)
+    })
+
+    it('of the same memory size only', async () => {
+      const alice = {}
+      expect(valueOf(await runAs(alice, 'return 1'))).toBe(1)
+      const smaller = { memoryLimitBytes: CONTRACT_LIMITS.memoryLimitBytes / 2 }
+      expect(valueOf(await runAs(alice, 'return 2', { limits: smaller }))).toBe(2)
+      expect(engine.reusedRuns).toBe(0)
+      expect(valueOf(await runAs(alice, 'return 3', { limits: smaller }))).toBe(3)
+      expect(engine.reusedRuns).toBe(1)
+    })
+
+    it('unless reuseIsolates is false', async () => {
+      const fresh = (await createIsolatedVmEngine({ limits: WARM_SIZE, reuseIsolates: false })) as Counted
+      try {
+        const alice = {}
+        for (let i = 0; i < 3; i++) expect(valueOf(await runContract(fresh, `return ${i}`, { tenant: alice }))).toBe(i)
+        expect(fresh.reusedRuns).toBe(0)
+        expect(fresh.isolatesCreated).toBeGreaterThanOrEqual(3)
+      } finally {
+        await fresh.dispose()
+      }
     })
   })
 
