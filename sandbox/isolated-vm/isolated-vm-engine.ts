@@ -1,4 +1,4 @@
-import type { Context, Isolate } from 'isolated-vm'
+import type { Context, HeapStatistics, Isolate } from 'isolated-vm'
 import { DisposedError, ToolDefinitionError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import { parseJsonText } from '../../src/json-boundary.ts'
 import type {
@@ -67,9 +67,12 @@ export interface IsolatedVmEngineOptions {
   /**
    * Whether an isolate whose program ended cleanly (a value or the program's own error) runs its
    * tenant's next program, in a fresh context (default true). A context shares no object with
-   * another, so nothing of one run is visible to the next; only compiled code and the heap's free
-   * space carry over. Runs of different tenants (`run_code` passes the agent) never share an
-   * isolate. Preparing a context in a used isolate costs about 4 ms on this kind of machine,
+   * another, so no value of one run is visible to the next. What carries over is the isolate's:
+   * compiled code, the heap's free space, and V8's isolate-wide fast-path flags ("protectors"): a
+   * program that touches certain built-in prototypes, even to put back what was there, turns some
+   * fast paths off for the isolate for good (measured: array spread 5x slower in later runs) until
+   * it is replaced, after at most 100 runs. That stays within the tenant: runs of different tenants
+   * (`run_code` passes the agent) never share an isolate. Preparing a context in a used isolate costs about 4 ms on this kind of machine,
    * against about 10 ms for a new isolate, 3 of them on the main thread. `false` gives every run
    * a new isolate.
    */
@@ -91,6 +94,8 @@ const RUNAWAY_AFTER_MS = 1_000
  * task the program queued) before it may be reused; one that is not is terminated instead.
  */
 const QUIET_MS = 50
+/** CPU a finished program's isolate may use before it counts as still running (see whenQuiet). */
+const QUIET_CPU_NS = 5_000_000n
 /** Programs one isolate runs, each in a fresh context, before it is replaced. */
 const MAX_RUNS_PER_ISOLATE = 100
 /**
@@ -215,14 +220,17 @@ function maxArrayLength(memoryMb: number): number {
 }
 
 /** A new isolate, rehearsed (see {@link REHEARSAL}), with a context ready for a program. */
-async function prepareSandbox(ivm: IsolatedVm, memoryMb: number): Promise<Sandbox> {
+async function prepareSandbox(ivm: IsolatedVm, memoryMb: number, onLost: () => void): Promise<Sandbox> {
   // isolated-vm's memory limit is not hard: one big allocation past it (measured: a program that
   // JSON-stringifies two 16 MB strings in a 32 MB isolate) is a V8 fatal out-of-memory error, which
   // aborts the whole host process unless a handler is given. With one, isolated-vm parks the
   // isolate's thread for good instead (the thread and its heap leak) and calls the handler on the
-  // host: the run ends as a memory-limit breach and the isolate is disposed like any other.
+  // host: the run ends as a memory-limit breach and the isolate is disposed like any other. It is
+  // counted at once, whenever it comes: in a run, or past a run's end while the isolate proves quiet.
   const onCatastrophicError = (): void => {
+    if (home.lost) return
     home.lost = true
+    onLost()
     home.route?.current?.lost()
   }
   const home: IsolateHome = {
@@ -361,7 +369,9 @@ class IsolatedVmEngine implements SandboxEngine {
 
   #newSandbox(memoryMb: number): Promise<Sandbox> {
     this.#isolatesCreated += 1
-    return prepareSandbox(this.#ivm, memoryMb)
+    return prepareSandbox(this.#ivm, memoryMb, () => {
+      this.#lost += 1
+    })
   }
 
   /** Start preparing the next isolate unless one is ready or on its way. */
@@ -455,11 +465,7 @@ class IsolatedVmEngine implements SandboxEngine {
       if (this.#disposed) throw new DisposedError('isolated-vm engine')
       return { ok: false, error: abortedFailure() }
     }
-    try {
-      return await this.#runIn(sandbox, request, tenant)
-    } finally {
-      if (sandbox.home.lost) this.#lost += 1
-    }
+    return this.#runIn(sandbox, request, tenant)
   }
 
   #runIn(sandbox: Sandbox, request: EngineRunRequest, tenant: number): Promise<EngineRunResult> {
@@ -477,7 +483,7 @@ class IsolatedVmEngine implements SandboxEngine {
         unwatch()
         signal.removeEventListener('abort', onAbort)
         this.#running.delete(onDispose)
-        this.#release(sandbox, tenant, endedCleanly(result))
+        this.#release(sandbox, tenant, endedCleanly(result) ? cpuTimeOf(isolate) : undefined)
         resolve(result)
       }
       const fail = (error: EngineFailure): void => finish({ ok: false, error })
@@ -525,15 +531,15 @@ class IsolatedVmEngine implements SandboxEngine {
    * in; measured up to 4.7 ms after the program's result came). An isolate whose program ended
    * cleanly is kept for its tenant's next run, with a fresh context, unless reuse is off, the
    * tenant has one kept already, or it turns out not to be quiet (see #recycle). Any other is
-   * terminated.
+   * terminated. `cpuAtEnd`: the isolate's CPU time when a clean run ended; undefined otherwise.
    */
-  #release(sandbox: Sandbox, tenant: number, clean: boolean): void {
+  #release(sandbox: Sandbox, tenant: number, cpuAtEnd: bigint | undefined): void {
     const later = new Promise<void>((resolve) => setImmediate(resolve))
-    if (!clean || !this.#reuseIsolates || this.#recycled.has(tenant) || this.#disposed) {
+    if (cpuAtEnd === undefined || !this.#reuseIsolates || this.#recycled.has(tenant) || this.#disposed) {
       this.#terminate(sandbox, later)
       return
     }
-    const ready = later.then(() => this.#recycle(sandbox))
+    const ready = later.then(() => this.#recycle(sandbox, cpuAtEnd))
     const kept: Recycled = {
       memoryMb: sandbox.home.memoryMb,
       ready,
@@ -551,22 +557,25 @@ class IsolatedVmEngine implements SandboxEngine {
   /**
    * A fresh context in `old`'s isolate, or undefined if the isolate is thrown away instead. Nothing
    * of the old context's program may ever run again: its bridge lets no answer in any more, and
-   * the isolate must be quiet, its thread through with every task the program had queued. A
-   * program that returned while it still spins (a loop in a promise chain, a sub-call's answer
-   * already on its way that starts one) keeps its thread busy past {@link QUIET_MS}; that isolate
-   * is terminated, like one whose heap is over {@link MAX_USED_HEAP_TO_REUSE} full or that has run
-   * {@link MAX_RUNS_PER_ISOLATE} programs. The new context shares nothing with the old one but compiled code.
+   * the isolate must be quiet, its thread through with every task the program had queued (see
+   * {@link whenQuiet}): a program that returned while it still spins (a loop in a promise chain, a
+   * sub-call's answer already on its way that starts one) is stopped within a few ms of CPU. That
+   * isolate is terminated, like one whose heap and array buffers together are over
+   * {@link MAX_USED_HEAP_TO_REUSE} of its limit or that has run {@link MAX_RUNS_PER_ISOLATE}
+   * programs. The new context shares no object with the old one.
    */
-  async #recycle(old: Sandbox): Promise<Sandbox | undefined> {
+  async #recycle(old: Sandbox, cpuAtEnd: bigint): Promise<Sandbox | undefined> {
     const { home } = old
     old.bridge.close()
-    const heap = await settledWithin(home.isolate.getHeapStatistics(), QUIET_MS)
+    const heap = await whenQuiet(home.isolate, cpuAtEnd)
     const reusable =
       heap !== undefined &&
       !home.lost &&
       !this.#disposed &&
       home.runs < MAX_RUNS_PER_ISOLATE &&
-      heap.used_heap_size <= home.memoryMb * MIB * MAX_USED_HEAP_TO_REUSE
+      // Array buffers count against isolated-vm's limit too, and an old context's stay allocated
+      // until a collection (measured: a 16 MB buffer then failed to allocate in a 32 MB isolate).
+      heap.used_heap_size + heap.externally_allocated_size <= home.memoryMb * MIB * MAX_USED_HEAP_TO_REUSE
     if (!reusable) {
       this.#terminate(old, Promise.resolve())
       return undefined
@@ -676,20 +685,43 @@ function endedCleanly(result: EngineRunResult): boolean {
   return result.ok || result.error.kind === 'guest' || result.error.kind === 'result'
 }
 
-/** `promise`'s value if it fulfils within `ms`, else undefined (a rejection included). */
-function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+/** The isolate's CPU time, or undefined once it is disposed (isolated-vm did so: out of memory). */
+function cpuTimeOf(isolate: Isolate): bigint | undefined {
+  try {
+    return isolate.cpuTime
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The isolate's heap statistics once its thread is through with every task queued before (isolated-vm
+ * answers `getHeapStatistics` from the isolate's own thread, after them), or undefined if it stays
+ * busy: {@link QUIET_MS} have passed, or the isolate has used {@link QUIET_CPU_NS} of CPU since
+ * `cpuAtEnd`. A program's end leaves at most a few microtasks behind; more is a program still running
+ * after its result was reported, which no watchdog limits any more, so it is given little.
+ */
+function whenQuiet(isolate: Isolate, cpuAtEnd: bigint): Promise<HeapStatistics | undefined> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(undefined), ms)
-    promise.then(
-      (value) => {
-        clearTimeout(timer)
-        resolve(value)
-      },
-      () => {
-        clearTimeout(timer)
-        resolve(undefined)
-      },
+    const deadline = performance.now() + QUIET_MS
+    const busy = (): boolean => {
+      const cpu = cpuTimeOf(isolate)
+      return cpu === undefined || cpu - cpuAtEnd > QUIET_CPU_NS
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const answer = (heap: HeapStatistics | undefined): void => {
+      clearTimeout(timer)
+      resolve(heap)
+    }
+    const poll = (): void => {
+      if (busy() || performance.now() > deadline) answer(undefined)
+      else timer = setTimeout(poll, 1)
+    }
+    isolate.getHeapStatistics().then(
+      (heap) => answer(busy() ? undefined : heap),
+      () => answer(undefined),
     )
+    timer = setTimeout(poll, 1)
   })
 }
 

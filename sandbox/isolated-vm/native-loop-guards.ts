@@ -546,9 +546,11 @@ function guardIcuText(key, localesAt, convertsFirstArgument) {
   replaceHolding(String.prototype, key, 'String.prototype.' + key, (native, self, args, name) => {
     if (self === null || self === undefined) throw new TypeErrorCtor(name + ' called on null or undefined');
     const text = icuText(self, name);
-    const first = convertsFirstArgument ? icuText(argAt(args, 0), name) : argAt(args, 0);
+    // In the specification's order: localeCompare converts the string it compares before its
+    // locales. The first argument is read after the check, which replaces a locale list in place.
+    const compared = convertsFirstArgument ? icuText(argAt(args, 0), name) : undefined;
     if (localesAt >= 0) checkLocalesAt(text, args, name);
-    return reflectApply(native, text, [first, argAt(args, 1), argAt(args, 2)]);
+    return reflectApply(native, text, [convertsFirstArgument ? compared : argAt(args, 0), argAt(args, 1), argAt(args, 2)]);
   });
 }
 guardIcuText('localeCompare', 1, true);
@@ -575,6 +577,33 @@ function throughEntry(owner, key) {
       return reflectApply(native, this, args);
     },
   }[key], native.length);
+}
+// Collator's compare and the formats' format are getters that hand out a native function bound to
+// the object (\`const c = new Intl.Collator().compare; for (;;) c(s, t)\` ran 25 s past the stop):
+// the getter hands out a JavaScript function calling it instead, the same one each time, with the
+// bound one's name and length. Every getter of the Intl prototypes goes through this; what is not a
+// function (a Locale's fields) is handed on as it is.
+const WeakMapCtor = WeakMap;
+const weakMapGet = WeakMap.prototype.get;
+const weakMapSet = WeakMap.prototype.set;
+function throughEntryOfGetter(owner, key, descriptor) {
+  const nativeGet = descriptor.get;
+  const wrappers = new WeakMapCtor();
+  const getter = getOwnPropertyDescriptor({
+    get [key]() {
+      const bound = reflectApply(nativeGet, this, []);
+      if (typeof bound !== 'function') return bound;
+      let wrapper = reflectApply(weakMapGet, wrappers, [bound]);
+      if (wrapper === undefined) {
+        wrapper = (...args) => reflectApply(bound, undefined, args);
+        defineProperty(wrapper, 'length', { __proto__: null, value: bound.length, configurable: true });
+        defineProperty(wrapper, 'name', { __proto__: null, value: bound.name, configurable: true });
+        reflectApply(weakMapSet, wrappers, [bound, wrapper]);
+      }
+      return wrapper;
+    },
+  }, key).get;
+  defineProperty(owner, key, { __proto__: null, get: getter, set: undefined, enumerable: descriptor.enumerable, configurable: descriptor.configurable });
 }
 // A function with statics replaced by \`wrapper\`, which answers to all the native one did: the same
 // prototype object (instanceof and subclasses hold), statics, name and length, and the prototype's
@@ -619,6 +648,7 @@ if (typeof Intl === 'object' && Intl !== null) {
       if (typeof key !== 'string' || key === 'constructor' || (key === 'of' && proto === Intl.DisplayNames?.prototype)) continue;
       const descriptor = getOwnPropertyDescriptor(proto, key);
       if (typeof descriptor.value === 'function') throughEntry(proto, key);
+      else if (typeof descriptor.get === 'function') throughEntryOfGetter(proto, key, descriptor);
     }
   }
   // A display name's code is a tag, or shorter (and this wrapper is JavaScript already).

@@ -278,6 +278,21 @@ return { values, seen }
       await expect(createIsolatedVmEngine({ maxLostIsolates: 0 })).rejects.toThrow(/maxLostIsolates must be a positive integer/)
     })
 
+    it('counts an isolate lost to V8 after its program returned, while it proves quiet', async () => {
+      const fragile = await createIsolatedVmEngine({ limits: WARM_SIZE, maxLostIsolates: 1 })
+      try {
+        // As above, but the JSON text is made in a promise job after the program's result.
+        const keep = "const keep = []; for (let i = 0; i < 16; i++) keep.push(('k' + i).padEnd(65536, 'k').split('').join(''));"
+        const code = `${keep} const m = 'x'.repeat(2 ** 24); const s = 'Error: ' + m;\n(async () => { for (let i = 0; i < 3; i++) await null; globalThis.z = JSON.stringify([m, s]).length + keep.length })()\nreturn 1`
+        const alice = {}
+        const limits = { memoryLimitBytes: 32 * 1024 * 1024, cpuTimeMs: 10_000, wallTimeMs: 20_000 }
+        expect(valueOf(await runContract(fragile, code, { limits, tenant: alice }))).toBe(1)
+        await vi.waitFor(() => expect(runContract(fragile, 'return 1', { tenant: alice })).rejects.toMatchObject({ code: 'CODE_RUN_FAILED', message: expect.stringContaining('maxLostIsolates 1') }))
+      } finally {
+        await fragile.dispose()
+      }
+    })
+
     it('refuses runs while maxRunawayIsolates stopped programs still run native code, and resumes after', async () => {
       // No guard knows this one: V8 computes a BigInt power and its decimal text natively, for
       // several seconds here, and the stop reaches it only when it ends.
@@ -420,6 +435,26 @@ return { values, seen }
       const spent = process.cpuUsage(before)
       // A live loop would burn about 300 ms of CPU here.
       expect((spent.user + spent.system) / 1000).toBeLessThan(150)
+    })
+
+    it('nor when that program ran on past its result, which gets it a few ms of CPU at most', async () => {
+      const alice = {}
+      // 40 ms of CPU after the result: under the 50 ms the isolate has to prove quiet in, over the
+      // 5 ms of CPU it may use meanwhile.
+      const code = '(async () => { for (let i = 0; i < 3; i++) await null; const t = Date.now(); while (Date.now() - t < 40) {} })()\nreturn 1'
+      expect(valueOf(await runAs(alice, code))).toBe(1)
+      expect(valueOf(await runAs(alice, 'return 2'))).toBe(2)
+      expect(engine.reusedRuns).toBe(0)
+    })
+
+    it('nor when array buffers the last program kept would leave the next one short', async () => {
+      const alice = {}
+      // 24 MB of buffers in a 32 MB isolate, outside the heap but inside isolated-vm's limit, and
+      // still allocated until a collection after the context is gone.
+      const keeper = 'globalThis.k = []\nfor (let i = 0; i < 6; i++) k.push(new Uint8Array(4 << 20).fill(1))\nreturn k.length'
+      expect(valueOf(await runAs(alice, keeper))).toBe(6)
+      expect(valueOf(await runAs(alice, 'return new Uint8Array(16 << 20).length'))).toBe(16 << 20)
+      expect(engine.reusedRuns).toBe(0)
     })
 
     it('with no FinalizationRegistry, whose callbacks would run after their program ended', async () => {
@@ -651,6 +686,9 @@ return { values, seen }
         "const s = '1'.repeat(2 ** 24)\nfor (;;) new Date(s)",
         "const s = '9'.repeat(2 ** 21)\nfor (;;) BigInt(s)",
         "const s = 'a'.repeat(2 ** 24)\nconst segments = new Intl.Segmenter('en', { granularity: 'word' }).segment(s)\nfor (;;) segments.containing(2 ** 24 - 1)",
+        // A getter hands these out, bound to their object.
+        "const s = 'a'.repeat(2 ** 23) + 'b'\nconst t = 'a'.repeat(2 ** 23) + 'c'\nconst compare = new Intl.Collator('en').compare\nfor (;;) compare(s, t)",
+        "const s = '1'.repeat(2 ** 20)\nconst format = new Intl.NumberFormat('en').format\nfor (;;) format(s)",
       ])
     }, 90_000)
 
@@ -672,9 +710,22 @@ return { values, seen }
       // A list is read once: V8 gets the tags converted here, whatever a toString answers next.
       const once = "let n = 0\nconst tag = { toString: () => (n++ === 0 ? 'de' : 'en-' + 'abcde-'.repeat(100)) }\nreturn [Intl.getCanonicalLocales([tag, 'fr']), n]"
       expect(valueOf(await runIn(once))).toEqual([['de', 'fr'], 1])
+      const cased = `let n = 0\nconst long = ${tag}\nreturn ['a'.toLocaleUpperCase([{ toString: () => (n++ === 0 ? 'de' : long) }]), n]`
+      expect(valueOf(await runIn(cased))).toEqual(['A', 1])
     })
 
     it('keeps what programs use the wrapped built-ins for', async () => {
+      const intl = [
+        "const collator = new Intl.Collator('de')",
+        "const format = new Intl.NumberFormat('en').format",
+        'return [',
+        "  ['b', 'a', 'ä'].sort(collator.compare), collator.compare === collator.compare, collator.compare.length, collator.compare.name,",
+        "  format(1234.5), [1, 2].map(new Intl.NumberFormat('en').format), format.length, typeof new Intl.DateTimeFormat('en', { timeZone: 'UTC' }).format(0),",
+        "  new Intl.Locale('en-US').region, (() => { try { new collator.compare() } catch (e) { return e.constructor.name } })(),",
+        "  Object.getOwnPropertyDescriptor(Intl.Collator.prototype, 'compare').get.name,",
+        ']',
+      ].join('\n')
+      expect(valueOf(await runIn(intl))).toEqual([['a', 'ä', 'b'], true, 2, '', '1,234.5', ['1', '2'], 1, 'string', 'US', 'TypeError', 'get compare'])
       const code = [
         'class Day extends Date { twice() { return this.getTime() * 2 } }',
         'let notNew',
