@@ -474,6 +474,17 @@ return { values, seen }
       expect(engine.reusedRuns).toBe(7)
     })
 
+    it('for the 4 tenants that ran last', async () => {
+      const tenants = [{}, {}, {}, {}, {}]
+      for (const [i, tenant] of tenants.entries()) expect(valueOf(await runAs(tenant, `return ${i}`))).toBe(i)
+      expect(engine.reusedRuns).toBe(0)
+      // The first tenant's isolate made room for the fifth's.
+      expect(valueOf(await runAs(tenants[0] as object, 'return 0'))).toBe(0)
+      expect(engine.reusedRuns).toBe(0)
+      expect(valueOf(await runAs(tenants[4] as object, 'return 4'))).toBe(4)
+      expect(engine.reusedRuns).toBe(1)
+    })
+
     it('of the same memory size only', async () => {
       const alice = {}
       expect(valueOf(await runAs(alice, 'return 1'))).toBe(1)
