@@ -220,7 +220,7 @@ function maxArrayLength(memoryMb: number): number {
 }
 
 /** A new isolate, rehearsed (see {@link REHEARSAL}), with a context ready for a program. */
-async function prepareSandbox(ivm: IsolatedVm, memoryMb: number, onLost: () => void): Promise<Sandbox> {
+async function prepareSandbox(ivm: IsolatedVm, memoryMb: number, onLost: (home: IsolateHome) => void): Promise<Sandbox> {
   // isolated-vm's memory limit is not hard: one big allocation past it (measured: a program that
   // JSON-stringifies two 16 MB strings in a 32 MB isolate) is a V8 fatal out-of-memory error, which
   // aborts the whole host process unless a handler is given. With one, isolated-vm parks the
@@ -230,7 +230,7 @@ async function prepareSandbox(ivm: IsolatedVm, memoryMb: number, onLost: () => v
   const onCatastrophicError = (): void => {
     if (home.lost) return
     home.lost = true
-    onLost()
+    onLost(home)
     home.route?.current?.lost()
   }
   const home: IsolateHome = {
@@ -335,6 +335,8 @@ class IsolatedVmEngine implements SandboxEngine {
   readonly #maxLost: number
   /** Disposed isolates whose thread is still inside them RUNAWAY_AFTER_MS later. */
   #runaway = 0
+  /** Per disposed isolate whose thread may still be inside it, what ends watching it. */
+  readonly #releasing = new WeakMap<IsolateHome, () => void>()
   readonly #maxRunaway: number
   readonly #reuseIsolates: boolean
   /** Per tenant number, the isolate kept for its next run; oldest first. */
@@ -369,8 +371,9 @@ class IsolatedVmEngine implements SandboxEngine {
 
   #newSandbox(memoryMb: number): Promise<Sandbox> {
     this.#isolatesCreated += 1
-    return prepareSandbox(this.#ivm, memoryMb, () => {
+    return prepareSandbox(this.#ivm, memoryMb, (home) => {
       this.#lost += 1
+      this.#releasing.get(home)?.()
     })
   }
 
@@ -617,7 +620,7 @@ class IsolatedVmEngine implements SandboxEngine {
         }
         // The next isolate is prepared once this one is disposed: until then it spins on a core (see
         // terminate-isolate.ts), which the preparation would compete for.
-        return terminateIsolate(this.#ivm, home.isolate, sandbox.context).then(({ released }) => this.#watchRelease(released))
+        return terminateIsolate(this.#ivm, home.isolate, sandbox.context).then(({ released }) => this.#watchRelease(home, released))
       })
       .finally(() => {
         // Not returned: a failed warm-up is the next run's to report, not this chain's.
@@ -628,18 +631,25 @@ class IsolatedVmEngine implements SandboxEngine {
   }
 
   /** Count a disposed isolate as a runaway while its thread stays inside it past RUNAWAY_AFTER_MS. */
-  #watchRelease(released: Promise<void>): void {
+  #watchRelease(home: IsolateHome, released: Promise<void>): void {
     let counted = false
     const timer = setTimeout(() => {
+      // A lost isolate's thread is parked, not spinning: it counts as lost, never as a runaway.
+      if (home.lost) return
       counted = true
       this.#runaway += 1
     }, RUNAWAY_AFTER_MS)
     // A runaway thread keeps the process alive on its own; this timer need not.
     timer.unref()
-    void released.then(() => {
+    const settle = (): void => {
       clearTimeout(timer)
       if (counted) this.#runaway -= 1
-    })
+      counted = false
+      this.#releasing.delete(home)
+    }
+    // Lost after disposal (V8 ran out of memory in work the program left): `released` never settles.
+    this.#releasing.set(home, settle)
+    void released.then(settle)
   }
 
   async dispose(): Promise<void> {

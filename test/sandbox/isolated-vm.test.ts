@@ -283,17 +283,26 @@ return { values, seen }
     })
 
     it('counts an isolate lost to V8 after its program returned, while it proves quiet', async () => {
+      // As above, but the JSON text is made in a promise job after the program's result.
+      const keep = "const keep = []; for (let i = 0; i < 16; i++) keep.push(('k' + i).padEnd(65536, 'k').split('').join(''));"
+      const code = `${keep} const m = 'x'.repeat(2 ** 24); const s = 'Error: ' + m;\n(async () => { for (let i = 0; i < 3; i++) await null; globalThis.z = JSON.stringify([m, s]).length + keep.length })()\nreturn 1`
+      const limits = { memoryLimitBytes: 32 * 1024 * 1024, cpuTimeMs: 10_000, wallTimeMs: 20_000 }
       const fragile = await createIsolatedVmEngine({ limits: WARM_SIZE, maxLostIsolates: 1 })
       try {
-        // As above, but the JSON text is made in a promise job after the program's result.
-        const keep = "const keep = []; for (let i = 0; i < 16; i++) keep.push(('k' + i).padEnd(65536, 'k').split('').join(''));"
-        const code = `${keep} const m = 'x'.repeat(2 ** 24); const s = 'Error: ' + m;\n(async () => { for (let i = 0; i < 3; i++) await null; globalThis.z = JSON.stringify([m, s]).length + keep.length })()\nreturn 1`
         const alice = {}
-        const limits = { memoryLimitBytes: 32 * 1024 * 1024, cpuTimeMs: 10_000, wallTimeMs: 20_000 }
         expect(valueOf(await runContract(fragile, code, { limits, tenant: alice }))).toBe(1)
         await vi.waitFor(() => expect(runContract(fragile, 'return 1', { tenant: alice })).rejects.toMatchObject({ code: 'CODE_RUN_FAILED', message: expect.stringContaining('maxLostIsolates 1') }))
       } finally {
         await fragile.dispose()
+      }
+      // Its thread is parked, not spinning: counted as lost only, never as a runaway for good.
+      const lenient = await createIsolatedVmEngine({ limits: WARM_SIZE, maxLostIsolates: 8, maxRunawayIsolates: 1 })
+      try {
+        expect(valueOf(await runContract(lenient, code, { limits }))).toBe(1)
+        await new Promise((resolve) => setTimeout(resolve, 1_500))
+        expect(valueOf(await runContract(lenient, 'return 2'))).toBe(2)
+      } finally {
+        await lenient.dispose()
       }
     })
 
