@@ -25,6 +25,7 @@ import {
 } from '../guest-runtime.ts'
 import { DEFAULT_SPIN_MICROS, KeepAwake, spinMicrosOption } from '../keep-awake.ts'
 import { DEFAULT_LIMITS, describeLimit, resolveLimits, withCeilings } from '../limits.ts'
+import { TenantNumbers } from '../tenants.ts'
 import { type LeasedWorker, type WorkerOutcome, WorkerPool, type WorkerRunMessage } from './worker-pool.ts'
 
 /** Options of {@link createQuickJSEngine}. */
@@ -102,9 +103,8 @@ class QuickJSEngine implements SandboxEngine {
   readonly #keepAwake: KeepAwake
   readonly #ceilings: Readonly<Partial<SandboxLimits>>
   #nextRun = 0
-  readonly #tenants = new WeakMap<object, number>()
+  readonly #tenants = new TenantNumbers()
   readonly #isolateTenants: boolean
-  #nextTenant = 0
   #freshHeapRuns = 0
   #disposed = false
   readonly #active = new Set<() => void>()
@@ -164,10 +164,7 @@ class QuickJSEngine implements SandboxEngine {
 
   /** A number for each tenant object, which the workers compare (0: the anonymous tenant). */
   #tenantOf(tenant: object | undefined): number {
-    if (tenant === undefined || !this.#isolateTenants) return 0
-    let id = this.#tenants.get(tenant)
-    if (id === undefined) this.#tenants.set(tenant, (id = ++this.#nextTenant))
-    return id
+    return this.#isolateTenants ? this.#tenants.of(tenant) : 0
   }
 
   async dispose(): Promise<void> {
