@@ -249,7 +249,6 @@ class AnswerBatch {
   }
 
   #send(answers: (number | string)[]): void {
-    if (this.#closed) return
     try {
       this.#settle.applyIgnored(undefined, [answers], COPY_ARGUMENTS)
     } catch {

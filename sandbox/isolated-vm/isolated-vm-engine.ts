@@ -23,6 +23,7 @@ import {
 import type { RawGuestError } from '../guest-runtime.ts'
 import { DEFAULT_SPIN_MICROS, KeepAwake, spinMicrosOption } from '../keep-awake.ts'
 import { RunMeter, describeLimit, resolveLimits, withCeilings } from '../limits.ts'
+import { TenantNumbers } from '../tenants.ts'
 import { PROGRAM_SCRIPT_ORIGIN, armArguments, installBridge, programScript } from './guest-bridge.ts'
 import type { Bridge } from './guest-bridge.ts'
 import { loadIsolatedVm } from './load-isolated-vm.ts'
@@ -72,9 +73,9 @@ export interface IsolatedVmEngineOptions {
    * program that touches certain built-in prototypes, even to put back what was there, turns some
    * fast paths off for the isolate for good (measured: array spread 5x slower in later runs) until
    * it is replaced, after at most 100 runs. That stays within the tenant: runs of different tenants
-   * (`run_code` passes the agent) never share an isolate. Preparing a context in a used isolate costs about 4 ms on this kind of machine,
-   * against about 10 ms for a new isolate, 3 of them on the main thread. `false` gives every run
-   * a new isolate.
+   * (`run_code` passes the agent) never share an isolate. Preparing a context in a used isolate
+   * costs about 4 ms on this kind of machine, against about 10 ms for a new isolate, 3 of them on
+   * the main thread. `false` gives every run a new isolate.
    */
   readonly reuseIsolates?: boolean
 }
@@ -147,6 +148,8 @@ interface IsolateHome {
   readonly memoryMb: number
   /** isolated-vm reported a catastrophic error: the isolate's thread is parked for good. */
   lost: boolean
+  /** Settles when `lost` becomes true (never, for most isolates). */
+  readonly parked: Promise<void>
   /** The route of its newest context: the one whose program runs, or will. */
   route: Route | undefined
   /** Programs started in it so far. */
@@ -220,23 +223,26 @@ function maxArrayLength(memoryMb: number): number {
 }
 
 /** A new isolate, rehearsed (see {@link REHEARSAL}), with a context ready for a program. */
-async function prepareSandbox(ivm: IsolatedVm, memoryMb: number, onLost: (home: IsolateHome) => void): Promise<Sandbox> {
+async function prepareSandbox(ivm: IsolatedVm, memoryMb: number, onLost: () => void): Promise<Sandbox> {
   // isolated-vm's memory limit is not hard: one big allocation past it (measured: a program that
   // JSON-stringifies two 16 MB strings in a 32 MB isolate) is a V8 fatal out-of-memory error, which
   // aborts the whole host process unless a handler is given. With one, isolated-vm parks the
   // isolate's thread for good instead (the thread and its heap leak) and calls the handler on the
   // host: the run ends as a memory-limit breach and the isolate is disposed like any other. It is
   // counted at once, whenever it comes: in a run, or past a run's end while the isolate proves quiet.
+  let park = (): void => {}
   const onCatastrophicError = (): void => {
     if (home.lost) return
     home.lost = true
-    onLost(home)
+    park()
+    onLost()
     home.route?.current?.lost()
   }
   const home: IsolateHome = {
     isolate: new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError }),
     memoryMb,
     lost: false,
+    parked: new Promise<void>((resolve) => (park = resolve)),
     route: undefined,
     runs: 0,
   }
@@ -291,13 +297,17 @@ function syntaxFailure(error: unknown, code: string): EngineFailure | undefined 
   )
 }
 
+/** Dispose a sandbox no program ran in: nothing is queued in it that a plain dispose could miss. */
+function disposeUnused(sandbox: Sandbox): void {
+  disposeNow(sandbox.home.isolate)
+}
+
 function utf8Length(text: string): number {
   return Buffer.byteLength(text, 'utf8')
 }
 
 /** An isolate kept, with a fresh context, for its tenant's next run (see {@link IsolatedVmEngine}). */
 interface Recycled {
-  readonly memoryMb: number
   /** The prepared context; undefined when the isolate turned out not reusable and was thrown away. */
   readonly ready: Promise<Sandbox | undefined>
   readonly timer: ReturnType<typeof setTimeout>
@@ -335,15 +345,11 @@ class IsolatedVmEngine implements SandboxEngine {
   readonly #maxLost: number
   /** Disposed isolates whose thread is still inside them RUNAWAY_AFTER_MS later. */
   #runaway = 0
-  /** Per disposed isolate whose thread may still be inside it, what ends watching it. */
-  readonly #releasing = new WeakMap<IsolateHome, () => void>()
   readonly #maxRunaway: number
   readonly #reuseIsolates: boolean
   /** Per tenant number, the isolate kept for its next run; oldest first. */
   readonly #recycled = new Map<number, Recycled>()
-  readonly #tenants = new WeakMap<object, number>()
-  #nextTenant = 0
-  #isolatesCreated = 0
+  readonly #tenants = new TenantNumbers()
   #reusedRuns = 0
 
   readonly #ceilings: Readonly<Partial<SandboxLimits>>
@@ -359,21 +365,14 @@ class IsolatedVmEngine implements SandboxEngine {
     this.#keepAwake = new KeepAwake(settings.spinMicros)
   }
 
-  /** @internal Tests only: isolates created so far (the pre-warmed ones included). */
-  get isolatesCreated(): number {
-    return this.#isolatesCreated
-  }
-
   /** @internal Tests only: runs given an isolate kept from their tenant's previous run. */
   get reusedRuns(): number {
     return this.#reusedRuns
   }
 
   #newSandbox(memoryMb: number): Promise<Sandbox> {
-    this.#isolatesCreated += 1
-    return prepareSandbox(this.#ivm, memoryMb, (home) => {
+    return prepareSandbox(this.#ivm, memoryMb, () => {
       this.#lost += 1
-      this.#releasing.get(home)?.()
     })
   }
 
@@ -396,7 +395,7 @@ class IsolatedVmEngine implements SandboxEngine {
     this.#warmMemoryMb = memoryMb
     if (warm !== undefined && !warmFits) {
       // Runs now ask for another size: drop this one so the next warm-up matches them.
-      warm.then((sandbox) => disposeNow(sandbox.home.isolate), () => {})
+      warm.then(disposeUnused, () => {})
     }
     if (warm !== undefined && warmFits) {
       try {
@@ -417,19 +416,10 @@ class IsolatedVmEngine implements SandboxEngine {
     const sandbox = await kept.ready
     if (sandbox === undefined) return undefined
     if (sandbox.home.memoryMb !== memoryMb || sandbox.home.lost) {
-      // No program ran in this context yet, so nothing is queued that a plain dispose could miss.
-      disposeNow(sandbox.home.isolate)
+      disposeUnused(sandbox)
       return undefined
     }
     return sandbox
-  }
-
-  /** A number for each tenant object (0: the anonymous tenant). */
-  #tenantOf(tenant: object | undefined): number {
-    if (tenant === undefined) return 0
-    let id = this.#tenants.get(tenant)
-    if (id === undefined) this.#tenants.set(tenant, (id = ++this.#nextTenant))
-    return id
   }
 
   get ceilings(): Readonly<Partial<SandboxLimits>> {
@@ -458,13 +448,12 @@ class IsolatedVmEngine implements SandboxEngine {
       )
     }
     const memoryMb = memoryLimitMb(limits)
-    const tenant = this.#tenantOf(request.tenant)
+    const tenant = this.#tenants.of(request.tenant)
     const kept = await this.#takeRecycled(tenant, memoryMb)
     if (kept !== undefined) this.#reusedRuns += 1
     const sandbox = kept ?? (await this.#takeSandbox(memoryMb))
     if (this.#disposed || signal.aborted) {
-      // No program ran in it yet, so nothing is queued that a plain dispose could miss.
-      disposeNow(sandbox.home.isolate)
+      disposeUnused(sandbox)
       if (this.#disposed) throw new DisposedError('isolated-vm engine')
       return { ok: false, error: abortedFailure() }
     }
@@ -544,7 +533,6 @@ class IsolatedVmEngine implements SandboxEngine {
     }
     const ready = later.then(() => this.#recycle(sandbox, cpuAtEnd))
     const kept: Recycled = {
-      memoryMb: sandbox.home.memoryMb,
       ready,
       timer: setTimeout(() => this.#retire(tenant, kept), RECYCLED_IDLE_MS),
     }
@@ -602,8 +590,7 @@ class IsolatedVmEngine implements SandboxEngine {
     this.#recycled.delete(tenant)
     clearTimeout(kept.timer)
     void kept.ready.then((sandbox) => {
-      // No program ran in its context, so nothing is queued that a plain dispose could miss.
-      if (sandbox !== undefined) disposeNow(sandbox.home.isolate)
+      if (sandbox !== undefined) disposeUnused(sandbox)
     })
   }
 
@@ -630,26 +617,23 @@ class IsolatedVmEngine implements SandboxEngine {
     void done.finally(() => this.#terminating.delete(done))
   }
 
-  /** Count a disposed isolate as a runaway while its thread stays inside it past RUNAWAY_AFTER_MS. */
+  /**
+   * Count a disposed isolate as a runaway while its thread stays inside it past RUNAWAY_AFTER_MS.
+   * One lost after disposal (V8 ran out of memory in work the program left) never lets `released`
+   * settle: its thread is parked, not spinning, and it counts as lost instead.
+   */
   #watchRelease(home: IsolateHome, released: Promise<void>): void {
     let counted = false
     const timer = setTimeout(() => {
-      // A lost isolate's thread is parked, not spinning: it counts as lost, never as a runaway.
-      if (home.lost) return
       counted = true
       this.#runaway += 1
     }, RUNAWAY_AFTER_MS)
     // A runaway thread keeps the process alive on its own; this timer need not.
     timer.unref()
-    const settle = (): void => {
+    void Promise.race([released, home.parked]).then(() => {
       clearTimeout(timer)
       if (counted) this.#runaway -= 1
-      counted = false
-      this.#releasing.delete(home)
-    }
-    // Lost after disposal (V8 ran out of memory in work the program left): `released` never settles.
-    this.#releasing.set(home, settle)
-    void released.then(settle)
+    })
   }
 
   async dispose(): Promise<void> {
@@ -661,7 +645,7 @@ class IsolatedVmEngine implements SandboxEngine {
     this.#warm = undefined
     if (warm !== undefined) {
       try {
-        disposeNow((await warm).home.isolate)
+        disposeUnused(await warm)
       } catch {
         // A warm-up that failed holds nothing.
       }
