@@ -9,6 +9,8 @@ const ASSETS = [
   'sandbox/quickjs/ring.d.ts',
   'sandbox/quickjs/guest-cpu.js',
   'sandbox/quickjs/guest-cpu.d.ts',
+  'sandbox/quickjs/wasm-layout.js',
+  'sandbox/quickjs/wasm-layout.d.ts',
   'sdk-gen/type-check-core.js',
   'sdk-gen/type-check-core.d.ts',
   'sandbox/strip-types-core.js',

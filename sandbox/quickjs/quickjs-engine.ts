@@ -61,7 +61,7 @@ export interface QuickJSEngineOptions {
   /**
    * Whether runs of different tenants (agents) get separate WASM heaps (default true). A worker
    * reuses its module from run to run, and freed memory keeps what a run left in it; a worker
-   * that switches tenants builds a fresh module first (about 7 ms), so a memory-safety bug of
+   * that switches tenants builds a fresh module first (about 8 ms), so a memory-safety bug of
    * QuickJS cannot show one agent another's data. The pool prefers a worker that last ran for the
    * same tenant. `false` shares modules across tenants (for agents that trust each other).
    */
@@ -69,11 +69,11 @@ export interface QuickJSEngineOptions {
   /** @internal Tests only: a stand-in worker entry speaking the same protocol. */
   readonly workerUrl?: URL
   /**
-   * @internal Tests only: how long a prepared context stays unused before the worker compiles the
-   * prelude's deferred part into it (default 2 ms, see worker.js); negative: never, so every run
-   * compiles it when it first logs or fails.
+   * @internal Tests only: whether the worker compiles the prelude's deferred part into the context
+   * it prepares (default true, see worker.js); false: every run compiles it when it first logs or
+   * fails.
    */
-  readonly loadDeferredAfterMs?: number
+  readonly precompileDeferred?: boolean
 }
 
 /** After the wall deadline, how long the worker gets to report before the main thread kills it. */
@@ -85,7 +85,9 @@ const LOG_LEVELS: ReadonlySet<string> = new Set<LogLevel>(['log', 'info', 'warn'
  * The default sandbox engine: QuickJS (the original, `-sync` release build) compiled to WASM, run in
  * a pool of warm `worker_threads` workers so a program never blocks the host's event loop.
  *
- * Each run gets a fresh QuickJS runtime and context in a warm WASM module. CPU time (time inside
+ * Each run starts in a QuickJS runtime and context no program has used: a worker prepares one per
+ * WASM module, keeps an image of the module's memory at that moment, and copies it back after each
+ * run (see worker.js), which costs a tenth of preparing a context again. CPU time (time inside
  * the interpreter only, not waiting on sub-calls), the wall deadline, sub-call counts and log
  * volume are enforced inside the worker; the main thread also keeps a hard watchdog (wall deadline
  * plus a grace period, and the abort signal) that terminates a worker outright. After any limit
@@ -106,6 +108,7 @@ class QuickJSEngine implements SandboxEngine {
   readonly #tenants = new TenantNumbers()
   readonly #isolateTenants: boolean
   #freshHeapRuns = 0
+  #rebuiltModules = 0
   #disposed = false
   readonly #active = new Set<() => void>()
 
@@ -132,7 +135,7 @@ class QuickJSEngine implements SandboxEngine {
         programFilename: PROGRAM_FILENAME,
         memoryLimitBytes: options.limits?.memoryLimitBytes ?? DEFAULT_LIMITS.memoryLimitBytes,
         spinMicros,
-        ...(options.loadDeferredAfterMs === undefined ? {} : { loadDeferredAfterMs: options.loadDeferredAfterMs }),
+        ...(options.precompileDeferred === undefined ? {} : { precompileDeferred: options.precompileDeferred }),
       },
     })
   }
@@ -160,6 +163,11 @@ class QuickJSEngine implements SandboxEngine {
   /** @internal Tests only: runs that got a WASM module built for them (another heap size or tenant). */
   get freshHeapRuns(): number {
     return this.#freshHeapRuns
+  }
+
+  /** @internal Tests only: runs after which their worker threw its module away (a limit, a fault). */
+  get rebuiltModules(): number {
+    return this.#rebuiltModules
   }
 
   /** A number for each tenant object, which the workers compare (0: the anonymous tenant). */
@@ -253,6 +261,7 @@ class QuickJSEngine implements SandboxEngine {
             case 'done':
               if (!end()) return
               if (message.freshHeap) this.#freshHeapRuns += 1
+              if (message.reset) this.#rebuiltModules += 1
               this.#pool.release(worker)
               resolve(resultOf(message.outcome, limits, code))
               return

@@ -23,8 +23,8 @@ export interface WorkerBootData {
   readonly memoryLimitBytes: number
   /** How long the worker spins for a sub-call's answer before it sleeps (see worker.js). */
   readonly spinMicros: number
-  /** How long a prepared context waits before its deferred prelude part is compiled (see worker.js). */
-  readonly loadDeferredAfterMs?: number
+  /** Whether the prepared context gets the prelude's deferred part compiled (see worker.js). */
+  readonly precompileDeferred?: boolean
 }
 
 /** The messages a worker sends while it runs a program. */
@@ -433,7 +433,7 @@ export class WorkerPool {
 
   #dispatch(): void {
     // Oldest waiter first, each to an idle worker whose module last ran for its tenant if there is
-    // one (a worker switching tenants builds a fresh module first: about 7 ms), else any idle one.
+    // one (a worker switching tenants builds a fresh module first: about 8 ms), else any idle one.
     while (this.#waiters.length > 0) {
       const waiter = this.#waiters[0] as Waiter
       const chosen = this.#idleFor(waiter.tenant)

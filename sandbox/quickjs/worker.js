@@ -22,12 +22,15 @@
 // next run (after any limit breach or fault); it posts 'ready' again when that is done.
 //
 // Five things keep the per-run and per-call costs low:
-//  - Evaluating the prelude costs about 1 ms (QuickJS compiles the ~12 KB every run needs; the
-//    rest comes later, see loadDeferredAfterMs), several times everything else a short run
-//    does. So after each run (and at start) the worker prepares the
-//    NEXT fresh runtime+context with the prelude already evaluated and only then says 'ready'; a
-//    run starts on it with `init(toolsJson)` and its program. A prepared context is used by one
-//    program at most and disposed after it, exactly like one created on demand.
+//  - Preparing a context costs about 3 ms (QuickJS compiles the prelude's 17 KB at about 10 KB per
+//    ms in WASM), many times everything else a short run does, and quickjs-emscripten has no way
+//    to keep or load bytecode. So the worker prepares one context per WASM module, right after
+//    loading it (runtime, context, host functions, prelude and its deferred part), and keeps an
+//    image of the module's memory at that moment (see takeImage). After each run that ended
+//    cleanly it copies the image back (about 0.1 ms): the next program starts in a byte-for-byte
+//    copy of that never-used context, nothing of the run before left reachable, with a fresh
+//    Math.random seed. After a limit breach or a fault the whole module is thrown away instead.
+//    Modules are instances of one compiled binary (quickjsBinary).
 //  - While a run waits for sub-call answers, the worker does not go back to its event loop: it
 //    blocks in `Atomics.wait` on `ring[REPLIES]` (never past the run's wall deadline) and takes
 //    every answer that has arrived (from the answer ring, and the port), then runs the guest once
@@ -49,11 +52,13 @@
 //    the whole queue after each guest slice (see CALL_QUEUE), so a call costs no host-function
 //    crossing and no promise capability of the bindings, each several microseconds.
 
+import { readFileSync } from 'node:fs'
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
 import { GuestCpuClock, openThreadCpuClock } from './guest-cpu.js'
 import { FieldReader, REPLIES, RING_HEADER_BYTES, RingReader, WORKER_IDLE, WORKER_SLEEPING, createMessageSender, decodeAnswers } from './ring.js'
+import { staticDataEnd } from './wasm-layout.js'
 
 const {
   prelude,
@@ -66,7 +71,7 @@ const {
   replies,
   bell,
   spinMicros,
-  loadDeferredAfterMs = 2,
+  precompileDeferred = true,
 } = workerData
 
 const sendText = createMessageSender(ring, () => bell.postMessage(0))
@@ -121,6 +126,24 @@ const MIN_HEAP_BYTES = 1024 * 1024
 const MAX_STACK_BYTES = 256 * 1024
 const LOG_LEVELS = new Set(['log', 'info', 'warn', 'error'])
 
+/**
+ * The QuickJS binary, compiled once for the worker's life (every module is an instance of it:
+ * loading one took 9-14 ms compiling it again each time, 3-5 ms with it compiled), and where its
+ * static data ends (wasm-layout.js). Undefined if the file is not where the pinned package keeps
+ * it: then each module compiles its own, and images take the whole memory below the heap.
+ */
+const quickjsBinary = readQuickJSBinary()
+
+function readQuickJSBinary() {
+  let bytes
+  try {
+    bytes = readFileSync(new URL('./emscripten-module.wasm', import.meta.resolve('@jitl/quickjs-wasmfile-release-sync')))
+  } catch {
+    return undefined
+  }
+  return { module: new WebAssembly.Module(bytes), staticEnd: staticDataEnd(bytes) }
+}
+
 /** @type {import('quickjs-emscripten-core').QuickJSWASMModule | undefined} */
 let quickjs
 let moduleMemoryLimit = -1
@@ -131,15 +154,19 @@ let wasmMemory
 let wasmMaxBytes = 0
 
 /**
- * The prepared context: `{ runtime, context, api, box, calls }`, fresh, the prelude evaluated, no
- * program run in it yet; `box.run` is the run it serves once taken; `calls` holds the call queue's
- * control functions (see CALL_QUEUE) and every handle to free with them. Undefined while none is
- * prepared.
+ * The current module's context: `{ runtime, context, api, box, calls }`, the prelude evaluated;
+ * `box.run` is the run it serves, undefined between runs; `calls` holds the call queue's control
+ * functions (see CALL_QUEUE). One per module: each run starts on the memory image taken right after
+ * it was prepared (see takeImage). Undefined while a run holds it, or no module is loaded.
  */
 let spare
+/** The memory image of the current module with its context prepared and unused (see takeImage). */
+let image
 
+/** Load a fresh WASM module, prepare its context and take its image; then `spare` is ready. */
 async function loadModule(memoryLimitBytes) {
   spare = undefined
+  image = undefined
   quickjs = undefined
   moduleMemoryLimit = -1
   moduleTenant = undefined
@@ -147,10 +174,15 @@ async function loadModule(memoryLimitBytes) {
   const memory = new WebAssembly.Memory({ initial: BASE_PAGES, maximum })
   wasmMemory = memory
   wasmMaxBytes = maximum * PAGE
-  const module = await newQuickJSWASMModuleFromVariant(newVariant(releaseSyncVariant, { wasmMemory: memory }))
-  reserveBasePages(module, memory)
+  const compiled = quickjsBinary === undefined ? {} : { wasmModule: quickjsBinary.module }
+  const module = await newQuickJSWASMModuleFromVariant(newVariant(releaseSyncVariant, { wasmMemory: memory, ...compiled }))
+  const reserved = reserveBasePages(module, memory)
   quickjs = module
   moduleMemoryLimit = memoryLimitBytes
+  const prepared = prepareContext()
+  if (precompileDeferred) compileDeferred(prepared.context, prepared.api)
+  image = takeImage(prepared, reserved)
+  spare = prepared
 }
 
 /** The guest heap a memory limit gives: the limit, at least MIN_HEAP_BYTES. */
@@ -174,9 +206,118 @@ function reserveBasePages(module, memory) {
   emscripten._free(first)
   const free = BASE_PAGES * PAGE - first - HEADROOM_BYTES
   // Never freed: the module is thrown away whole.
-  if (free > 0 && emscripten._malloc(free) === 0) throw new Error('could not reserve the base pages of a new QuickJS module')
+  const start = free > 0 ? emscripten._malloc(free) : first
+  if (start === 0) throw new Error('could not reserve the base pages of a new QuickJS module')
   if (memory.buffer.byteLength !== BASE_PAGES * PAGE) throw new Error('reserving the base pages of a new QuickJS module grew its memory')
+  return { start, end: start + Math.max(free, 0) }
 }
+
+/**
+ * The image of the module's memory with its context prepared and never used: its static data (the
+ * allocator's state among it) and every byte from the end of the base-page reservation to the end
+ * of the memory (the runtime, the context, the prelude). Left out: the C stack, dead between runs
+ * (wasm-layout.js; the whole memory below the heap is taken when the binary's layout is not known),
+ * and the reservation, an allocated block nobody writes to. Copying the image back (restoreImage)
+ * turns the memory, the allocator's bookkeeping included, back into exactly that state: what a run
+ * allocated past it is free again, unreachable, and overwritten as the next runs allocate. Only
+ * done between runs, when no QuickJS code is on the stack; the handles the worker keeps (the
+ * context's, the prelude's) are all from before the image, and a run's own are dropped, never freed.
+ */
+function takeImage(prepared, reserved) {
+  const randomState = findRandomState(prepared.context)
+  // The context's handles quickjs-emscripten creates on first use: created now, inside the image.
+  const { context } = prepared
+  void [context.undefined, context.null, context.true, context.false, context.global]
+  const bytes = new Uint8Array(wasmMemory.buffer)
+  const lowEnd = Math.min(quickjsBinary?.staticEnd ?? reserved.start, reserved.start)
+  const size = lowEnd + bytes.length - reserved.end
+  if (imageBytes.length < size) imageBytes = new Uint8Array(size)
+  const low = imageBytes.subarray(0, lowEnd)
+  const high = imageBytes.subarray(lowEnd, size)
+  low.set(bytes.subarray(0, lowEnd))
+  high.set(bytes.subarray(reserved.end))
+  return { low, high, highStart: reserved.end, randomState }
+}
+
+/**
+ * Where every module of this worker keeps its image (about 1.1 MiB), allocated once: the first
+ * write to a page costs about 10 us on the VMs this runs on, and a worker switching tenants loads
+ * modules often.
+ */
+let imageBytes = new Uint8Array(0)
+
+/** Turn the module's memory back into its image (see takeImage). */
+function restoreImage() {
+  const bytes = new Uint8Array(wasmMemory.buffer)
+  bytes.set(image.low, 0)
+  bytes.set(image.high, image.highStart)
+}
+
+/**
+ * Where the context keeps `Math.random`'s state (QuickJS: `JSContext.random_state`, the xorshift64*
+ * state seeded from the clock when the context is made). Each run starts from the same image, so
+ * each run is given a seed of its own (seedRandom); otherwise every program would draw the same
+ * numbers. Found, not assumed: the one 8-byte word of the context's struct whose xorshift64* output
+ * is the number `Math.random()` just drew, then checked by seeding it and drawing again. A build
+ * where that fails cannot give runs their own numbers: the worker refuses to start, as for a heap
+ * it cannot bound.
+ */
+function findRandomState(context) {
+  const struct = context.ctx?.value
+  if (typeof struct !== 'number') throw new Error('quickjs-emscripten no longer exposes its context pointer (context.ctx); Math.random cannot be seeded per run')
+  const drawn = drawRandom(context)
+  const view = new DataView(wasmMemory.buffer)
+  const found = []
+  for (let offset = 0; offset < 4096 && struct + offset + 8 <= view.byteLength; offset += 8) {
+    if (randomOutput(view.getBigUint64(struct + offset, true)) === drawn) found.push(struct + offset)
+  }
+  if (found.length === 1 && seedsAt(context, view, found[0])) return found[0]
+  throw new Error('the QuickJS context keeps its Math.random state where the worker cannot find it; runs cannot be given their own seed')
+}
+
+/** Whether seeding the word at `address` makes `Math.random()` draw what QuickJS's generator would. */
+function seedsAt(context, view, address) {
+  return [1n, 0x9e3779b97f4a7c15n].every((seed) => {
+    view.setBigUint64(address, seed, true)
+    return randomOutput(xorshift64(seed)) === drawRandom(context)
+  })
+}
+
+const U64 = (1n << 64n) - 1n
+
+/** One step of QuickJS's xorshift64*: the next state. */
+function xorshift64(state) {
+  let x = state
+  x ^= x >> 12n
+  x = (x ^ (x << 25n)) & U64
+  x ^= x >> 27n
+  return x
+}
+
+/** The 52 mantissa bits `Math.random()` returns for state `state` (already stepped). */
+function randomOutput(state) {
+  return ((state * 0x2545f4914f6cdd1dn) & U64) >> 12n
+}
+
+/** `Math.random()` drawn in `context`, as its 52 mantissa bits. */
+function drawRandom(context) {
+  const result = context.evalCode('Math.random()', 'codemode-random.js')
+  if (result.error !== undefined) {
+    result.error.dispose()
+    throw new Error('Math.random() failed in a fresh QuickJS context')
+  }
+  const value = context.getNumber(result.value)
+  result.value.dispose()
+  return BigInt(value * 2 ** 52)
+}
+
+/** Give the run about to start its own `Math.random` sequence (see findRandomState). */
+function seedRandom() {
+  do crypto.getRandomValues(seed)
+  while (seed[0] === 0n)
+  new DataView(wasmMemory.buffer).setBigUint64(image.randomState, seed[0], true)
+}
+const seed = new BigUint64Array(1)
 
 /**
  * The guest half of `__codemode_call` (contract step 1 of guest-runtime.ts), evaluated before the
@@ -294,34 +435,6 @@ function evaluate(context, source, filename) {
   throw new Error(`${filename} failed: ${typeof dumped?.message === 'string' ? dumped.message : String(dumped)}`)
 }
 
-/** Prepare the next context, then tell the main thread this worker is idle. */
-function prepareAndAnnounce() {
-  try {
-    spare = prepareContext()
-  } catch (error) {
-    // The module or the prelude is broken: nothing could run here. The pool replaces the thread.
-    send({ t: 'fatal', message: String(error?.message ?? error) })
-    process.exit(1)
-  }
-  send({ t: 'ready' })
-  if (loadDeferredAfterMs >= 0) deferredTimer = setTimeout(loadDeferredIntoSpare, loadDeferredAfterMs)
-}
-
-/**
- * `loadDeferredAfterMs` (workerData, default 2): how long a prepared context stays unused before
- * the worker compiles the prelude's deferred part (console formatting, error description) into it.
- * That part is about a third of the prelude, left out of `prepareContext` so that back-to-back runs,
- * which find their context within a millisecond or two, pay for it only if they log or fail. Runs
- * further apart find it compiled.
- */
-let deferredTimer
-
-function loadDeferredIntoSpare() {
-  deferredTimer = undefined
-  // A failure here leaves it to be compiled when first needed.
-  if (spare !== undefined) compileDeferred(spare.context, spare.api)
-}
-
 /** Call the prelude's `loadDeferred` in `context`; a failure (an exhausted heap) is dropped. */
 function compileDeferred(context, api) {
   const load = context.getProp(api, 'loadDeferred')
@@ -336,7 +449,6 @@ parentPort.on('message', (message) => {
 })
 
 async function startRun(message) {
-  clearTimeout(deferredTimer)
   const limits = message.limits
   // A run with another heap size than the warm module's gets a module built for it (rare), and so
   // does a run of another tenant than the module last ran for: freed memory keeps what a run left
@@ -355,6 +467,8 @@ async function startRun(message) {
     promise: undefined,
     /** The call queue's control functions (see CALL_QUEUE and `spare`). */
     calls: undefined,
+    /** The module's context this run took (`spare`), given back after the run. */
+    prepared: undefined,
     /** Ids of the sub-calls sent to the main thread and not yet answered. */
     pending: new Set(),
     /** Sub-calls taken from the guest's queue so far. */
@@ -379,11 +493,11 @@ async function startRun(message) {
 }
 
 function begin(run, message) {
-  let prepared = spare
+  const prepared = spare
   spare = undefined
-  // Only when the module was just rebuilt for this run; otherwise the run finds one prepared.
-  prepared ??= prepareContext()
+  run.prepared = prepared
   const { runtime, context } = prepared
+  seedRandom()
   run.runtime = runtime
   run.context = context
   run.api = prepared.api
@@ -732,26 +846,27 @@ function finishRun(run, outcome, reset) {
   send({ t: 'done', run: run.id, outcome, reset: run.reset, freshHeap: run.freshHeap })
 }
 
-/** After a run: free its runtime (or the whole module), prepare the next context, say 'ready'. */
+/**
+ * After a run: turn the module back into its image (the run's handles are dropped with it, never
+ * freed), or after a breach or fault load a fresh module; then say 'ready'.
+ */
 function recycle(run) {
-  if (!run.reset) {
-    try {
-      for (const handle of run.calls?.handles ?? []) handle.dispose()
-      run.promise?.dispose()
-      run.api?.dispose()
-      run.context?.dispose()
-      run.runtime?.dispose()
-      prepareAndAnnounce()
-      return
-    } catch {
-      // Freeing failed (a leaked handle): start over with a fresh module rather than guess.
-    }
+  if (!run.reset && run.prepared !== undefined) {
+    restoreImage()
+    run.prepared.box.run = undefined
+    spare = run.prepared
+    announceReady()
+    return
   }
-  // Nothing of a breached runtime is trusted or freed piecemeal: the whole module goes.
-  loadModule(run.limits.memoryLimitBytes).then(prepareAndAnnounce, () => process.exit(1))
+  // Nothing of a breached runtime is trusted: the whole module goes.
+  loadModule(run.limits.memoryLimitBytes).then(announceReady, () => process.exit(1))
 }
 
-loadModule(initialMemoryLimit).then(prepareAndAnnounce, (error) => {
+function announceReady() {
+  send({ t: 'ready' })
+}
+
+loadModule(initialMemoryLimit).then(announceReady, (error) => {
   send({ t: 'fatal', message: String(error?.message ?? error) })
   process.exit(1)
 })

@@ -390,10 +390,102 @@ return [
   })
 })
 
+describe('quickjs: every run starts from the image of a context no program has used', () => {
+  const rebuilt = (engine: SandboxEngine): number => (engine as unknown as { rebuiltModules: number }).rebuiltModules
+  const valueOf = (result: EngineRunResult): unknown => {
+    if (!result.ok) throw new Error(`the run failed: ${JSON.stringify(result.error)}`)
+    return JSON.parse(result.resultJson)
+  }
+
+  it('gives each run its own Math.random numbers', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    const drawn = new Set<number>()
+    for (let i = 0; i < 4; i++) {
+      const numbers = valueOf(await runOn(engine, 'return [Math.random(), Math.random(), Math.random()]')) as number[]
+      for (const n of numbers) {
+        expect(n).toBeGreaterThanOrEqual(0)
+        expect(n).toBeLessThan(1)
+        drawn.add(n)
+      }
+    }
+    expect(drawn.size).toBe(12)
+    // The same module served every run: its image was restored, not rebuilt.
+    expect(rebuilt(engine)).toBe(0)
+  })
+
+  it('undoes whatever a run changed: globals, intrinsics, prototypes', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    const polluter = [
+      'globalThis.mark = 1',
+      'Object.prototype.polluted = 1',
+      "Array.prototype.push = function () { return 'hijacked' }",
+      "JSON.stringify = () => '\"forged\"'",
+      "Promise.prototype.then = function () { throw new Error('hijacked') }",
+      "Object.defineProperty(globalThis, 'tools', { value: 'gone' })",
+      'Math.random = () => 0.5',
+      'delete globalThis.Date',
+      'Object.freeze(Object.prototype)',
+      'return 1',
+    ].join('\n')
+    const probe = [
+      "console.log('still logged')",
+      "const echoed = await tools.echo({ a: [1] })",
+      'const list = []',
+      'return [typeof globalThis.mark, ({}).polluted ?? null, list.push(7), JSON.stringify({ a: 1 }), typeof Date, Object.isFrozen(Object.prototype), Math.random() === 0.5, echoed]',
+    ].join('\n')
+    const pristine = [ 'undefined', null, 1, '{"a":1}', 'function', false, false, { a: [1] } ]
+    for (let i = 0; i < 3; i++) {
+      expect(await runOn(engine, polluter)).toEqual({ ok: true, resultJson: '1' })
+      const host = fakeHost()
+      const result = await runOn(engine, probe, {}, undefined, host)
+      expect(valueOf(result)).toEqual(pristine)
+      expect(host.logs).toEqual([{ level: 'log', text: 'still logged' }])
+    }
+    expect(rebuilt(engine)).toBe(0)
+  })
+
+  it('gives the next run the whole heap back, and still holds it to its limit', async () => {
+    const MIB = 1024 * 1024
+    const limits = { memoryLimitBytes: 16 * MIB }
+    await using engine = createQuickJSEngine({ workers: 1, limits })
+    // Keeps `mib` MiB reachable from a global when the program returns.
+    const keep = (mib: number): string =>
+      `const s = 'x'.repeat(65536)\nglobalThis.kept = []\nfor (let i = 0; i < ${mib * 16}; i++) kept.push(s.slice(1) + (i % 10))\nreturn kept.length`
+    for (let i = 0; i < 4; i++) expect(await runOn(engine, keep(7), limits)).toEqual({ ok: true, resultJson: String(7 * 16) })
+    expect(rebuilt(engine)).toBe(0)
+    const over = await runOn(engine, keep(24), limits)
+    expect(over.ok === false && over.error).toMatchObject({ kind: 'limit', limit: 'memoryLimitBytes' })
+    expect(rebuilt(engine)).toBe(1)
+    for (let i = 0; i < 2; i++) expect(await runOn(engine, keep(7), limits)).toEqual({ ok: true, resultJson: String(7 * 16) })
+    expect(await runOn(engine, keep(24), limits)).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'memoryLimitBytes' } })
+  })
+
+  it('runs program after program of every kind on one module, each as if it were the first', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    const programs: [code: string, check: (result: EngineRunResult, host: ReturnType<typeof fakeHost>) => void][] = [
+      ['return { big: Array.from({ length: 2000 }, (_, i) => ({ i, s: "v" + i })) }.big.length', (r) => expect(r).toEqual({ ok: true, resultJson: '2000' })],
+      ["throw new TypeError('thrown')", (r) => expect(r).toMatchObject({ ok: false, error: { kind: 'guest', name: 'TypeError', message: 'thrown', line: 1 } })],
+      ["throw 'a string'", (r) => expect(r).toMatchObject({ ok: false, error: { kind: 'guest' } })],
+      ["console.log('x', { y: [1, 2] })\nreturn 2", (r, h) => { expect(r).toEqual({ ok: true, resultJson: '2' }); expect(h.logs).toEqual([{ level: 'log', text: 'x {"y":[1,2]}' }]) }],
+      ['const all = await Promise.all(Array.from({ length: 20 }, (_, i) => tools.echo({ i })))\nreturn all.map((a) => a.i).join()', (r) => expect(r).toEqual({ ok: true, resultJson: JSON.stringify(Array.from({ length: 20 }, (_, i) => i).join()) })],
+      ['void tools.never({})\nreturn 3', (r) => expect(r).toEqual({ ok: true, resultJson: '3' })],
+      ["await tools.fail({})", (r) => expect(r).toMatchObject({ ok: false, error: { kind: 'guest', code: 'TOOL_FAILED' } })],
+      ['const m = new Map()\nfor (let i = 0; i < 50000; i++) m.set("k" + i, { i })\nreturn m.size', (r) => expect(r).toEqual({ ok: true, resultJson: '50000' })],
+    ]
+    for (let round = 0; round < 6; round++) {
+      for (const [code, check] of programs) {
+        const host = fakeHost()
+        check(await runOn(engine, code, {}, undefined, host), host)
+      }
+    }
+    expect(rebuilt(engine)).toBe(0)
+  }, 60_000)
+})
+
 describe("quickjs: the prelude's deferred part, compiled by the run that first needs it", () => {
-  // Never compiled ahead (loadDeferredAfterMs -1), against the default (compiled into a context left
-  // unused for 2 ms: the runs below start 20 ms apart).
-  const withoutAhead = (): SandboxEngine => createQuickJSEngine({ workers: 1, loadDeferredAfterMs: -1, limits: { memoryLimitBytes: 16 << 20 } })
+  // Never compiled ahead (precompileDeferred false), against the default (compiled into the context
+  // the worker prepares, before it takes the image every run starts from).
+  const withoutAhead = (): SandboxEngine => createQuickJSEngine({ workers: 1, precompileDeferred: false, limits: { memoryLimitBytes: 16 << 20 } })
   const withAhead = (): SandboxEngine => createQuickJSEngine({ workers: 1, limits: { memoryLimitBytes: 16 << 20 } })
 
   async function outcome(engine: SandboxEngine, code: string, limits: Partial<typeof CONTRACT_LIMITS> = {}) {
