@@ -215,6 +215,8 @@ interface Waiter {
   /** Whose run it is: a worker whose module last ran for the same tenant is preferred. */
   tenant: number | undefined
   onAbort: () => void
+  /** When it started waiting (`performance.now()`). */
+  since: number
 }
 
 /** Consecutive workers that die before they ever get ready before the pool gives up on a waiter. */
@@ -290,6 +292,7 @@ export class WorkerPool {
         reject,
         signal,
         tenant,
+        since: performance.now(),
         onAbort: () => {
           const index = this.#waiters.indexOf(waiter)
           if (index >= 0) this.#waiters.splice(index, 1)
@@ -467,19 +470,26 @@ export class WorkerPool {
   }
 
   /**
-   * Runs are waiting and every worker is busy: if they still wait in a moment, start one extra
-   * worker per waiting run not already covered by a starting one, up to the pool's ceiling.
+   * Runs are waiting and every worker is busy: once the oldest has waited GROW_AFTER_MS, start one
+   * extra worker per run that has waited that long and is not already covered by a starting
+   * worker, up to the pool's ceiling. Runs that each wait a moment behind busy workers (a steady
+   * stream of short programs) never make it grow.
    */
   #growSoon(): void {
-    if (this.#growTimer !== undefined || this.#slots.size >= this.#maxSize) return
+    const oldest = this.#waiters[0]
+    if (oldest === undefined || this.#growTimer !== undefined || this.#slots.size >= this.#maxSize) return
     this.#growTimer = setTimeout(() => {
       this.#growTimer = undefined
       if (this.#disposed) return
+      const now = performance.now()
       let starting = 0
       for (const slot of this.#slots) if (slot.state === 'starting') starting += 1
-      for (let missing = this.#waiters.length - starting; missing > 0 && this.#slots.size < this.#maxSize; missing -= 1) this.#spawn()
-      if (this.#waiters.length > 0) this.#growSoon()
-    }, GROW_AFTER_MS)
+      // Waiters are in arrival order: the ones that waited long enough come first.
+      let waitedLong = 0
+      while (waitedLong < this.#waiters.length && now - (this.#waiters[waitedLong] as Waiter).since >= GROW_AFTER_MS) waitedLong += 1
+      for (let missing = waitedLong - starting; missing > 0 && this.#slots.size < this.#maxSize; missing -= 1) this.#spawn()
+      this.#growSoon()
+    }, Math.max(0, oldest.since + GROW_AFTER_MS - performance.now()))
     this.#growTimer.unref()
   }
 

@@ -129,6 +129,31 @@ describe('quickjs engine', () => {
     expect(!held.ok && held.error.kind).toBe('aborted')
   })
 
+  it('does not grow for a steady stream of runs that each wait a moment behind a busy worker', async () => {
+    // The stand-in answers `hold:<ms>` after that long, with the number of its thread.
+    const workerUrl = new URL('./fixtures/timed-worker.js', import.meta.url)
+    await using engine = createQuickJSEngine({ workers: 1, maxWorkers: 2, workerUrl })
+    const served = new Set<string>()
+    // Once the worker is up (runs waiting for it to start may well wait 50 ms).
+    expect((await runOn(engine, 'hold:0')).ok).toBe(true)
+    // Two callers on one worker: one run waits (about 5 ms) while the other holds it, all along.
+    const caller = async (): Promise<void> => {
+      for (let i = 0; i < 30; i++) {
+        const result = await runOn(engine, 'hold:5')
+        if (!result.ok) throw new Error(JSON.stringify(result.error))
+        served.add(result.resultJson)
+      }
+    }
+    await Promise.all([caller(), caller()])
+    expect(served.size).toBe(1)
+    // A run that waits past 50 ms does get a second worker.
+    const long = runOn(engine, 'hold:400')
+    const waiting = await runOn(engine, 'hold:0')
+    served.add(waiting.ok ? waiting.resultJson : 'failed')
+    await long
+    expect(served.size).toBe(2)
+  })
+
   it('grows again for a waiting run when a worker is discarded at the ceiling', async () => {
     await using engine = createQuickJSEngine({ workers: 1, maxWorkers: 2 })
     const first = new AbortController()
