@@ -32,8 +32,11 @@ export class RunBridge implements GuestHost {
   readonly #agent: Agent | undefined
   readonly #session: SessionLog | undefined
   readonly #scheduler: CallScheduler
+  /** Aborted when the caller cancels (forwarded from its signal) or the program ended. */
   readonly #abort = new AbortController()
-  readonly #signal: AbortSignal
+  readonly #forwardAbort = (): void => this.#abort.abort(this.#exec.signal.reason)
+  /** Whether any sub-call started: then its tool may still hold the signal when the program ends. */
+  #started = false
   /** Sub-calls started and not yet settled and logged. */
   #inFlight = 0
   /** Settles when `#inFlight` next drops to 0; made only while `drain()` waits. */
@@ -63,12 +66,14 @@ export class RunBridge implements GuestHost {
     let calls = callCounts.get(exec.token)
     if (calls === undefined) callCounts.set(exec.token, (calls = { count: 0 }))
     this.#calls = calls
-    this.#signal = AbortSignal.any([exec.signal, this.#abort.signal])
+    // Not AbortSignal.any, whose bookkeeping cost more than the rest of a `return 1` run's bridge.
+    if (exec.signal.aborted) this.#forwardAbort()
+    else exec.signal.addEventListener('abort', this.#forwardAbort, { once: true })
   }
 
   /** Aborted when the run's caller cancels or the program ended; the engine run uses it too. */
   get signal(): AbortSignal {
-    return this.#signal
+    return this.#abort.signal
   }
 
   /** True when a nested successful call asked to conclude the turn. */
@@ -101,6 +106,7 @@ export class RunBridge implements GuestHost {
       })
     }
     this.#argumentBytes += argsJson.length
+    this.#started = true
     const index = ++this.#calls.count
     return this.#settle(index, name, argsJson)
   }
@@ -110,7 +116,9 @@ export class RunBridge implements GuestHost {
    * has settled and been logged, then hand the nested contexts to the outer call in call order.
    */
   async drain(): Promise<void> {
-    this.#abort.abort(new Error('the program finished'))
+    this.#exec.signal.removeEventListener('abort', this.#forwardAbort)
+    // Only sub-calls' tools were handed the signal besides the engine, whose run is over.
+    if (this.#started) this.#abort.abort(new Error('the program finished'))
     while (this.#inFlight > 0) {
       this.#idle ??= new Promise<void>((resolve) => {
         this.#wakeIdle = resolve
@@ -141,8 +149,8 @@ export class RunBridge implements GuestHost {
       // Two literals rather than a conditional spread, which takes V8's slow object-clone path.
       const input: ToolExecutionInput =
         agent === undefined
-          ? { callId: subCallId, rootCallId: exec.rootCallId, name, arguments: args, parent: exec.token, signal: this.#signal }
-          : { callId: subCallId, rootCallId: exec.rootCallId, name, arguments: args, parent: exec.token, signal: this.#signal, agent }
+          ? { callId: subCallId, rootCallId: exec.rootCallId, name, arguments: args, parent: exec.token, signal: this.#abort.signal }
+          : { callId: subCallId, rootCallId: exec.rootCallId, name, arguments: args, parent: exec.token, signal: this.#abort.signal, agent }
       if (this.#session !== undefined) await this.#append(this.#session, codeDispatchStartEvent(callId, subCallId, name, args))
       const mode = this.#host.executionMode(input)
       const result = await this.#scheduler.run(mode, () => this.#host.execute(input))

@@ -1,7 +1,7 @@
 import type { Agent, CodeModeHost, CodeModeTransport, ToolRuntime } from '../src/context.ts'
 import { ToolError, ToolErrorCode } from '../src/errors.ts'
 import type { ToolRunContext } from '../src/execution.ts'
-import { parseDurableJson } from '../src/json-boundary.ts'
+import { parseDurableJson, snapshotJson } from '../src/json-boundary.ts'
 import type { JsonValue } from '../src/json-boundary.ts'
 import type { ContentBlock } from '../src/messages.ts'
 import type { CodeModeTool } from '../src/registry.ts'
@@ -51,7 +51,8 @@ export interface RunCodeValue {
   readonly logs: readonly LogEntry[]
 }
 
-const PARAMETERS: ObjectJsonSchema = {
+// Frozen JSON: the validator checks and compiles a schema that cannot change once, not per run.
+const PARAMETERS = snapshotJson({
   type: 'object',
   properties: {
     code: {
@@ -63,7 +64,7 @@ const PARAMETERS: ObjectJsonSchema = {
   },
   required: ['code'],
   additionalProperties: false,
-}
+}) as unknown as ObjectJsonSchema
 
 const OUTPUT_SCHEMA: JsonSchemaNode = {
   type: 'object',
