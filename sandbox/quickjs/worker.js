@@ -28,7 +28,7 @@
 //    loading it (runtime, context, host functions, prelude and its deferred part), and keeps an
 //    image of the module's memory at that moment (see takeImage). After each run that ended
 //    cleanly it copies the image back (about 0.1 ms): the next program starts in a byte-for-byte
-//    copy of that never-used context, nothing of the run before left reachable, with a fresh
+//    copy of that never-used context, nothing of the run before reachable from it, with a fresh
 //    Math.random seed. After a limit breach or a fault the whole module is thrown away instead.
 //    Modules are instances of one compiled binary (quickjsBinary).
 //  - While a run waits for sub-call answers, the worker does not go back to its event loop: it
@@ -219,9 +219,14 @@ function reserveBasePages(module, memory) {
  * (wasm-layout.js; the whole memory below the heap is taken when the binary's layout is not known),
  * and the reservation, an allocated block nobody writes to. Copying the image back (restoreImage)
  * turns the memory, the allocator's bookkeeping included, back into exactly that state: what a run
- * allocated past it is free again, unreachable, and overwritten as the next runs allocate. Only
- * done between runs, when no QuickJS code is on the stack; the handles the worker keeps (the
- * context's, the prelude's) are all from before the image, and a run's own are dropped, never freed.
+ * allocated past it is free again, referenced by nothing, and overwritten as the next runs
+ * allocate. Not copied back, so left as the run wrote them: the dead stack, and any memory the
+ * run grew past the image's end (free again too, as the allocator's restored state says). Neither
+ * is zeroed, as no allocator zeroes what it frees; a program could read them only through a memory
+ * bug in QuickJS. Only done between runs, when no QuickJS code is on the stack. The handles the
+ * worker keeps (the context's, the prelude's, the host functions') are all from before the image,
+ * and a run's own are dropped, never freed; the host functions live as long as the module does
+ * (prepareContext), so quickjs-emscripten's table of them, outside the memory, never changes.
  */
 function takeImage(prepared, reserved) {
   const randomState = findRandomState(prepared.context)
@@ -395,31 +400,32 @@ function prepareContext() {
   const runtime = quickjs.newRuntime()
   const box = { run: undefined }
   let context
-  // The call queue's control object, then its functions; all freed before the context.
+  // Every handle the worker keeps for the module's life; all freed before the context. The two host
+  // functions among them are held too, though the program is handed them only through the queue
+  // and the console: a program that drops the console lets QuickJS free the log function, and
+  // quickjs-emscripten then forgets it in its table of host functions, which lives outside the
+  // module's memory. The image would bring the function back; the table would not know it.
   const handles = []
+  const keep = (handle) => (handles.push(handle), handle)
   try {
     runtime.setMemoryLimit(heapBytes(moduleMemoryLimit))
     runtime.setMaxStackSize(MAX_STACK_BYTES)
     runtime.setInterruptHandler(() => box.run !== undefined && shouldInterrupt(box.run))
     context = runtime.newContext()
-    const breach = context.newFunction('__codemode_breach', (limitHandle) => {
+    const breach = keep(context.newFunction('__codemode_breach', (limitHandle) => {
       if (box.run !== undefined) hostBreach(box.run, context.getNumber(limitHandle))
-    })
+    }))
     context.setProp(context.global, '__codemode_breach', breach)
-    breach.dispose()
-    const queue = evaluate(context, CALL_QUEUE, 'codemode-calls.js')
-    handles.push(queue)
-    for (const name of ['configure', 'take', 'settle']) handles.push(context.getProp(queue, name))
-    const log = context.newFunction('__codemode_log', (levelHandle, textHandle, overHandle) => {
+    const queue = keep(evaluate(context, CALL_QUEUE, 'codemode-calls.js'))
+    const [configure, take, settle] = ['configure', 'take', 'settle'].map((name) => keep(context.getProp(queue, name)))
+    const log = keep(context.newFunction('__codemode_log', (levelHandle, textHandle, overHandle) => {
       if (box.run !== undefined) hostLog(box.run, levelHandle, textHandle, overHandle)
-    })
+    }))
     context.setProp(context.global, '__codemode_log', log)
-    log.dispose()
     const api = evaluate(context, prelude, runtimeFilename)
-    const [, configure, take, settle] = handles
     return { runtime, context, api, box, calls: { handles, configure, take, settle } }
   } catch (error) {
-    for (const handle of handles) handle.dispose()
+    for (const handle of handles.reverse()) handle.dispose()
     context?.dispose()
     runtime.dispose()
     throw error
@@ -842,7 +848,8 @@ function finishRun(run, outcome, reset) {
   run.done = true
   // A module whose memory grew to (nearly) its maximum is rebuilt too: the next run gets the whole
   // heap, and a `null` it throws is not taken for an exhausted heap (see heapNearlyFull).
-  run.reset = reset || heapNearlyFull()
+  // So is one whose table of host functions no longer matches the image (see hostFunctionsKept).
+  run.reset = reset || heapNearlyFull() || (run.prepared !== undefined && !hostFunctionsKept(run.prepared))
   send({ t: 'done', run: run.id, outcome, reset: run.reset, freshHeap: run.freshHeap })
 }
 
@@ -860,6 +867,18 @@ function recycle(run) {
   }
   // Nothing of a breached runtime is trusted: the whole module goes.
   loadModule(run.limits.memoryLimitBytes).then(announceReady, () => process.exit(1))
+}
+
+/**
+ * Whether quickjs-emscripten's table of host functions is as the image expects: none freed. The
+ * worker holds every host function it made (prepareContext), so this is a second line: were one
+ * freed all the same, restoring the image would bring back a function the table no longer knows,
+ * and every later call of it would fail (and be printed to the host's stderr). Reads the pinned
+ * version's internals; if they ever change shape this says no, and every run gets a fresh module,
+ * which the engine counts (its rebuilt modules) and the tests check.
+ */
+function hostFunctionsKept(prepared) {
+  return prepared.runtime.hostRefs?.freelist?.length === 0
 }
 
 function announceReady() {

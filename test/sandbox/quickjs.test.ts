@@ -505,6 +505,25 @@ describe('quickjs: every run starts from the image of a context no program has u
     }
     expect(rebuilt(engine)).toBe(0)
   }, 60_000)
+
+  it('keeps its host functions for the next run when a program drops every reference it had to them', async () => {
+    // The console's methods are the program's only path to the host's log function: dropping them
+    // lets QuickJS free it during the run. The image brings the function back; the host's table of
+    // functions, outside the module's memory, must still know it.
+    await using engine = createQuickJSEngine({ workers: 1 })
+    const droppers = [
+      'globalThis.console = {}\nreturn 1',
+      'delete globalThis.console\nreturn 1',
+      "Object.defineProperty(globalThis, 'console', { value: null })\nreturn 1",
+    ]
+    for (const dropper of droppers) {
+      expect(await runOn(engine, dropper)).toEqual({ ok: true, resultJson: '1' })
+      const host = fakeHost()
+      expect(await runOn(engine, "console.log('a')\nconsole.error('b')\nreturn 2", {}, undefined, host)).toEqual({ ok: true, resultJson: '2' })
+      expect(host.logs, dropper).toEqual([{ level: 'log', text: 'a' }, { level: 'error', text: 'b' }])
+    }
+    expect(rebuilt(engine)).toBe(0)
+  })
 })
 
 describe("quickjs: the prelude's deferred part, compiled by the run that first needs it", () => {
