@@ -770,7 +770,20 @@ function pump(run) {
   const text = run.context.getString(result.value)
   result.value.dispose()
   if (run.kill !== undefined) return finishRun(run, { kind: 'limit', limit: run.kill }, true)
-  finishRun(run, { kind: 'finish', text }, text.startsWith('!'))
+  finishRun(run, { kind: 'finish', text }, overResultLimit(text))
+}
+
+/**
+ * Whether `finish` text reports the result-size limit broken (a breach: the module goes). A value
+ * that is not JSON is the program's error, like a throw: the image is restored as after any run.
+ */
+function overResultLimit(text) {
+  if (!text.startsWith('!')) return false
+  try {
+    return JSON.parse(text.slice(1)).limit === 'maxResultBytes'
+  } catch {
+    return true // the prelude never writes this; whatever did is not trusted
+  }
 }
 
 /**

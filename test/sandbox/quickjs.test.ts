@@ -506,6 +506,21 @@ describe('quickjs: every run starts from the image of a context no program has u
     expect(rebuilt(engine)).toBe(0)
   }, 60_000)
 
+  it('restores the image after a value that is not JSON, and throws the module away after a result over its limit', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    const notJson = ['return 10n', 'return Symbol()', 'return { toJSON() { return () => 1 } }', 'return [1, NaN]', 'const a = []\na.push(a)\nreturn a']
+    for (const code of notJson) {
+      const result = await runOn(engine, code)
+      expect(result.ok === false && result.error, code).toMatchObject({ kind: 'result' })
+      expect(await runOn(engine, 'return 1')).toEqual({ ok: true, resultJson: '1' })
+    }
+    expect(rebuilt(engine)).toBe(0)
+    const over = await runOn(engine, "return 'x'.repeat(100)", { maxResultBytes: 50 })
+    expect(over.ok === false && over.error).toMatchObject({ kind: 'limit', limit: 'maxResultBytes' })
+    expect(rebuilt(engine)).toBe(1)
+    expect(await runOn(engine, 'return 2')).toEqual({ ok: true, resultJson: '2' })
+  })
+
   it('keeps its host functions for the next run when a program drops every reference it had to them', async () => {
     // The console's methods are the program's only path to the host's log function: dropping them
     // lets QuickJS free it during the run. The image brings the function back; the host's table of
