@@ -1,4 +1,4 @@
-import type { Context, Reference } from 'isolated-vm'
+import type { Context, Isolate, Reference, Script } from 'isolated-vm'
 import { failureEnvelope, initLimits, PROGRAM_FILENAME, toolsJson, wrapProgram } from '../guest-runtime.ts'
 import type { SandboxLimits, ToolBinding } from '../engine.ts'
 import type { IsolatedVm } from './load-isolated-vm.ts'
@@ -279,16 +279,27 @@ function release(reference: { release(): void }): void {
 }
 
 /**
- * Install the raw globals, evaluate the prelude as `prelude.filename`, then the native-loop guards
- * (unless `guards` is left out: a context no program runs in needs none), and return the
- * host-side {@link Bridge}.
+ * The native-loop guards (native-loop-guards.ts) for `maxArrayLength`, compiled once for an
+ * isolate: each of its contexts runs the same script. V8 then compiles the guards' functions once
+ * for the isolate, not once per context, as evaluating the source in every context did (measured:
+ * 0.54 ms of the isolate's CPU per context, against 1.7 ms).
+ */
+export function compileGuards(isolate: Isolate, maxArrayLength: number): Promise<Script> {
+  // The source is a closure body over `$0`: the same, as a function called at once.
+  return isolate.compileScript(`(function ($0) {${NATIVE_LOOP_GUARD_SOURCE}\n})(${maxArrayLength})`, { filename: 'codemode-guards.js' })
+}
+
+/**
+ * Install the raw globals, evaluate the prelude as `prelude.filename`, then run the native-loop
+ * guards (see {@link compileGuards}; unless `guards` is left out: a context no program runs in
+ * needs none), and return the host-side {@link Bridge}.
  */
 export async function installBridge(
   ivm: IsolatedVm,
   context: Context,
   host: BridgeHost,
   prelude: { readonly source: string; readonly filename: string },
-  guards?: { readonly maxArrayLength: number },
+  guards?: Script,
 ): Promise<Bridge> {
   // Bound below, once the guest's settle exists: no call can come before the program runs.
   let answers: AnswerBatch | undefined
@@ -325,7 +336,7 @@ export async function installBridge(
   configure.release()
   // After the prelude, which keeps the native methods it captured for its own arrays.
   if (guards !== undefined) {
-    await context.evalClosure(NATIVE_LOOP_GUARD_SOURCE, [guards.maxArrayLength], { filename: 'codemode-guards.js' })
+    await guards.run(context)
   }
   let closed = false
   return {

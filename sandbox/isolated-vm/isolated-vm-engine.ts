@@ -1,4 +1,4 @@
-import type { Context, HeapStatistics, Isolate } from 'isolated-vm'
+import type { Context, HeapStatistics, Isolate, Script } from 'isolated-vm'
 import { DisposedError, ToolDefinitionError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import { parseJsonText } from '../../src/json-boundary.ts'
 import type {
@@ -24,7 +24,7 @@ import type { RawGuestError } from '../guest-runtime.ts'
 import { DEFAULT_SPIN_MICROS, KeepAwake, spinMicrosOption } from '../keep-awake.ts'
 import { RunMeter, describeLimit, resolveLimits, withCeilings } from '../limits.ts'
 import { TenantNumbers } from '../tenants.ts'
-import { PROGRAM_SCRIPT_ORIGIN, armArguments, installBridge, programScript } from './guest-bridge.ts'
+import { PROGRAM_SCRIPT_ORIGIN, armArguments, compileGuards, installBridge, programScript } from './guest-bridge.ts'
 import type { Bridge } from './guest-bridge.ts'
 import { loadIsolatedVm } from './load-isolated-vm.ts'
 import type { IsolatedVm } from './load-isolated-vm.ts'
@@ -154,6 +154,8 @@ interface IsolateHome {
   route: Route | undefined
   /** Programs started in it so far. */
   runs: number
+  /** The native-loop guards, compiled for this isolate when its first real context is prepared. */
+  guards: Script | undefined
 }
 
 /** A fresh context with its bridge and prelude ready, in an isolate; used by at most one program. */
@@ -245,6 +247,7 @@ async function prepareSandbox(ivm: IsolatedVm, memoryMb: number, onLost: () => v
     parked: new Promise<void>((resolve) => (park = resolve)),
     route: undefined,
     runs: 0,
+    guards: undefined,
   }
   try {
     await rehearse(ivm, home.isolate)
@@ -258,6 +261,7 @@ async function prepareSandbox(ivm: IsolatedVm, memoryMb: number, onLost: () => v
 /** A fresh context in `home`'s isolate, with its bridge, prelude and guards installed. */
 async function prepareContext(ivm: IsolatedVm, home: IsolateHome): Promise<Sandbox> {
   const route: Route = { current: undefined }
+  home.guards ??= await compileGuards(home.isolate, maxArrayLength(home.memoryMb))
   const context = await home.isolate.createContext()
   const bridge = await installBridge(
     ivm,
@@ -269,7 +273,7 @@ async function prepareContext(ivm: IsolatedVm, home: IsolateHome): Promise<Sandb
       breach: (limit) => route.current?.breach(limit),
     },
     { source: guestRuntimeSource(), filename: RUNTIME_FILENAME },
-    { maxArrayLength: maxArrayLength(home.memoryMb) },
+    home.guards,
   )
   home.route = route
   return { home, context, bridge, route }

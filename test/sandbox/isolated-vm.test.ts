@@ -398,6 +398,26 @@ return { values, seen }
       expect(engine.reusedRuns).toBe(1)
     })
 
+    it('with the native-loop guards in force again, each context with its own', async () => {
+      // The guards are compiled once per isolate and run in each of its contexts (compileGuards):
+      // a context whose program tampered with its guards leaves the next context's intact.
+      const alice = {}
+      const refused = "try { Array.prototype.reverse.call({ length: 2 ** 53 - 1 }); return 'ran' } catch (e) { return e.name + ': ' + e.message }"
+      const tamper = [
+        'Array.prototype.reverse = function () { return this }',
+        'Object.setPrototypeOf = Reflect.setPrototypeOf = () => true',
+        'globalThis.Proxy = function () {}',
+        'return 1',
+      ].join('\n')
+      const probe = "return [typeof new Proxy({}, {}), Array.from({ length: 3 }).length, ''.split.call('a,b', ',').length]"
+      for (let i = 0; i < 3; i++) {
+        expect(valueOf(await runAs(alice, refused))).toMatch(/^RangeError: Array\.prototype\.reverse on a length of 9007199254740991 is refused/)
+        expect(valueOf(await runAs(alice, tamper))).toBe(1)
+        expect(valueOf(await runAs(alice, probe))).toEqual(['object', 3, 2])
+      }
+      expect(engine.reusedRuns).toBe(8)
+    })
+
     it('never across tenants, nor after a broken limit or an abort', async () => {
       const alice = {}
       const bob = {}
