@@ -1,4 +1,4 @@
-import type { Context, Isolate, Reference, Script } from 'isolated-vm'
+import type { Context, Isolate, Reference, Script, Transferable } from 'isolated-vm'
 import { failureEnvelope, initLimits, PROGRAM_FILENAME, toolsJson, wrapProgram } from '../guest-runtime.ts'
 import type { SandboxLimits, ToolBinding } from '../engine.ts'
 import type { IsolatedVm } from './load-isolated-vm.ts'
@@ -279,27 +279,66 @@ function release(reference: { release(): void }): void {
 }
 
 /**
- * The native-loop guards (native-loop-guards.ts) for `maxArrayLength`, compiled once for an
- * isolate: each of its contexts runs the same script. V8 then compiles the guards' functions once
- * for the isolate, not once per context, as evaluating the source in every context did (measured:
- * 0.54 ms of the isolate's CPU per context, against 1.7 ms).
+ * The guest scripts every context of an isolate runs (the bridge, the prelude, `arm`'s maker, the
+ * native-loop guards), compiled once for the isolate: V8 then compiles their functions once for
+ * it, not once per context, as evaluating their sources in every context did (measured: the guards
+ * 0.54 ms of the isolate's CPU per context against 1.7 ms; the bridge 0.13 against 0.28 ms).
  */
-export function compileGuards(isolate: Isolate, maxArrayLength: number): Promise<Script> {
-  // The source is a closure body over `$0`: the same, as a function called at once.
-  return isolate.compileScript(`(function ($0) {${NATIVE_LOOP_GUARD_SOURCE}\n})(${maxArrayLength})`, { filename: 'codemode-guards.js' })
+export interface BridgeScripts {
+  readonly bridge: Script
+  readonly prelude: Script
+  readonly arm: Script
+  readonly guards: Script
+}
+
+export async function compileBridgeScripts(
+  isolate: Isolate,
+  prelude: { readonly source: string; readonly filename: string },
+): Promise<BridgeScripts> {
+  const [bridge, runtime, arm, guards] = await Promise.all([
+    closureScript(isolate, BRIDGE_SOURCE, 3, 'codemode-bridge.js'),
+    isolate.compileScript(prelude.source, { filename: prelude.filename }),
+    closureScript(isolate, ARM_SOURCE, 3, 'codemode-bridge.js'),
+    closureScript(isolate, NATIVE_LOOP_GUARD_SOURCE, 1, 'codemode-guards.js'),
+  ])
+  return { bridge, prelude: runtime, arm, guards }
 }
 
 /**
- * Install the raw globals, evaluate the prelude as `prelude.filename`, then run the native-loop
- * guards (see {@link compileGuards}; unless `guards` is left out: a context no program runs in
- * needs none), and return the host-side {@link Bridge}.
+ * A script whose completion value is a function of `$0` ... `$<params - 1>` with `body`: a closure
+ * over values made per context (References, the prelude's runtime), which `callClosure` passes.
+ * The body's first line stays line 1.
+ */
+function closureScript(isolate: Isolate, body: string, params: number, filename: string): Promise<Script> {
+  const names = Array.from({ length: params }, (_, i) => `$${i}`).join(', ')
+  return isolate.compileScript(`(function (${names}) {${body}\n})`, { filename })
+}
+
+/**
+ * Run a {@link closureScript} in `context` and call its function with `args` (References and
+ * `derefInto()` handles arrive as themselves); its return value as a Reference. The function
+ * returns before any program runs and the host lets go of it: no guest value reaches it.
+ */
+async function callClosure<T>(script: Script, context: Context, args: Transferable[]): Promise<Reference<T>> {
+  const closure = (await script.run(context, { reference: true })) as Reference<(...args: Transferable[]) => T>
+  try {
+    return (await closure.apply(undefined, args, { result: { reference: true } })) as Reference<T>
+  } finally {
+    closure.release()
+  }
+}
+
+/**
+ * Install the raw globals, run the prelude, then the native-loop guards (unless `guards` is left
+ * out: a context no program runs in needs none), all from `scripts` (see
+ * {@link compileBridgeScripts}), and return the host-side {@link Bridge}.
  */
 export async function installBridge(
   ivm: IsolatedVm,
   context: Context,
   host: BridgeHost,
-  prelude: { readonly source: string; readonly filename: string },
-  guards?: Script,
+  scripts: BridgeScripts,
+  guards?: { readonly maxArrayLength: number },
 ): Promise<Bridge> {
   // Bound below, once the guest's settle exists: no call can come before the program runs.
   let answers: AnswerBatch | undefined
@@ -317,26 +356,22 @@ export async function installBridge(
   const logRef = new ivm.Reference((level: string, text: string, over: boolean) => host.log(level, text, over))
   const doneRef = new ivm.Reference((text: string) => host.done(text))
   const breachRef = new ivm.Reference((limit: unknown) => host.breach(limit === 'maxSubCalls' ? 'maxSubCalls' : 'maxSubCallsInFlight'))
-  const controls = (await context.evalClosure(BRIDGE_SOURCE, [callRef, logRef, breachRef], {
-    filename: 'codemode-bridge.js',
-    result: { reference: true },
-  })) as Reference<{ configure: (maxSubCalls: number, maxSubCallsInFlight: number) => void; settle: (answers: (number | string)[]) => void }>
+  const controls = await callClosure<{ configure: (maxSubCalls: number, maxSubCallsInFlight: number) => void; settle: (answers: (number | string)[]) => void }>(
+    scripts.bridge,
+    context,
+    [callRef, logRef, breachRef],
+  )
   const configure = await controls.get('configure', { reference: true })
   answers = new AnswerBatch(await controls.get('settle', { reference: true }))
   controls.release()
-  const runtime = (await context.eval(prelude.source, {
-    filename: prelude.filename,
-    reference: true,
-  })) as Reference<object>
-  const arm = (await context.evalClosure(ARM_SOURCE, [runtime.derefInto(), doneRef, configure.derefInto()], {
-    filename: 'codemode-bridge.js',
-    result: { reference: true },
-  })) as ArmReference
+  const runtime = (await scripts.prelude.run(context, { reference: true })) as Reference<object>
+  const arm = (await callClosure(scripts.arm, context, [runtime.derefInto(), doneRef, configure.derefInto()])) as ArmReference
   runtime.release()
   configure.release()
   // After the prelude, which keeps the native methods it captured for its own arrays.
   if (guards !== undefined) {
-    await guards.run(context)
+    const installed = await callClosure(scripts.guards, context, [guards.maxArrayLength])
+    installed.release()
   }
   let closed = false
   return {

@@ -1,4 +1,4 @@
-import type { Context, HeapStatistics, Isolate, Script } from 'isolated-vm'
+import type { Context, HeapStatistics, Isolate } from 'isolated-vm'
 import { DisposedError, ToolDefinitionError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import { parseJsonText } from '../../src/json-boundary.ts'
 import type {
@@ -24,8 +24,8 @@ import type { RawGuestError } from '../guest-runtime.ts'
 import { DEFAULT_SPIN_MICROS, KeepAwake, spinMicrosOption } from '../keep-awake.ts'
 import { RunMeter, describeLimit, resolveLimits, withCeilings } from '../limits.ts'
 import { TenantNumbers } from '../tenants.ts'
-import { PROGRAM_SCRIPT_ORIGIN, armArguments, compileGuards, installBridge, programScript } from './guest-bridge.ts'
-import type { Bridge } from './guest-bridge.ts'
+import { PROGRAM_SCRIPT_ORIGIN, armArguments, compileBridgeScripts, installBridge, programScript } from './guest-bridge.ts'
+import type { Bridge, BridgeScripts } from './guest-bridge.ts'
 import { loadIsolatedVm } from './load-isolated-vm.ts'
 import type { IsolatedVm } from './load-isolated-vm.ts'
 import { disposeNow, terminateIsolate } from './terminate-isolate.ts'
@@ -154,8 +154,8 @@ interface IsolateHome {
   route: Route | undefined
   /** Programs started in it so far. */
   runs: number
-  /** The native-loop guards, compiled for this isolate when its first real context is prepared. */
-  guards: Script | undefined
+  /** The guest scripts each of its contexts runs, compiled once for it. */
+  scripts: BridgeScripts | undefined
 }
 
 /** A fresh context with its bridge and prelude ready, in an isolate; used by at most one program. */
@@ -183,8 +183,9 @@ const REHEARSAL = 'console.log("x", { a: [1] })\nconst v = await tools.echo({ a:
 const REHEARSAL_TIMEOUT_MS = 5_000
 const REHEARSAL_LIMITS = resolveLimits({ maxResultBytes: 1_000, maxSubCalls: 10, maxSubCallsInFlight: 10, maxLogBytes: 1_000, maxArgumentBytes: 1_000, maxTotalArgumentBytes: 1_000 })
 
-async function rehearse(ivm: IsolatedVm, isolate: Isolate): Promise<void> {
-  const context = await isolate.createContext()
+async function rehearse(ivm: IsolatedVm, home: IsolateHome): Promise<void> {
+  const scripts = await scriptsOf(home)
+  const context = await home.isolate.createContext()
   let timer: ReturnType<typeof setTimeout> | undefined
   let installed: Bridge | undefined
   try {
@@ -194,7 +195,7 @@ async function rehearse(ivm: IsolatedVm, isolate: Isolate): Promise<void> {
         ivm,
         context,
         { call: async (_name, argsJson) => successEnvelope(argsJson), log: () => {}, done: resolve, breach: () => {} },
-        { source: guestRuntimeSource(), filename: RUNTIME_FILENAME },
+        scripts,
       )
         .then((bridge) => (installed = bridge).arm.apply(undefined, armArguments([{ binding: 'echo', name: 'echo' }], REHEARSAL_LIMITS), { arguments: { copy: true } }))
         .then(() => context.eval(programScript(REHEARSAL), PROGRAM_SCRIPT_ORIGIN))
@@ -247,10 +248,10 @@ async function prepareSandbox(ivm: IsolatedVm, memoryMb: number, onLost: () => v
     parked: new Promise<void>((resolve) => (park = resolve)),
     route: undefined,
     runs: 0,
-    guards: undefined,
+    scripts: undefined,
   }
   try {
-    await rehearse(ivm, home.isolate)
+    await rehearse(ivm, home)
     return await prepareContext(ivm, home)
   } catch (error) {
     disposeNow(home.isolate)
@@ -258,10 +259,16 @@ async function prepareSandbox(ivm: IsolatedVm, memoryMb: number, onLost: () => v
   }
 }
 
+/** The guest scripts of `home`'s isolate, compiled on first use (see compileBridgeScripts). */
+async function scriptsOf(home: IsolateHome): Promise<BridgeScripts> {
+  home.scripts ??= await compileBridgeScripts(home.isolate, { source: guestRuntimeSource(), filename: RUNTIME_FILENAME })
+  return home.scripts
+}
+
 /** A fresh context in `home`'s isolate, with its bridge, prelude and guards installed. */
 async function prepareContext(ivm: IsolatedVm, home: IsolateHome): Promise<Sandbox> {
   const route: Route = { current: undefined }
-  home.guards ??= await compileGuards(home.isolate, maxArrayLength(home.memoryMb))
+  const scripts = await scriptsOf(home)
   const context = await home.isolate.createContext()
   const bridge = await installBridge(
     ivm,
@@ -272,8 +279,8 @@ async function prepareContext(ivm: IsolatedVm, home: IsolateHome): Promise<Sandb
       done: (text) => route.current?.done(text),
       breach: (limit) => route.current?.breach(limit),
     },
-    { source: guestRuntimeSource(), filename: RUNTIME_FILENAME },
-    home.guards,
+    scripts,
+    { maxArrayLength: maxArrayLength(home.memoryMb) },
   )
   home.route = route
   return { home, context, bridge, route }
