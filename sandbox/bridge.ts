@@ -151,9 +151,13 @@ export class RunBridge implements GuestHost {
         agent === undefined
           ? { callId: subCallId, rootCallId: exec.rootCallId, name, arguments: args, parent: exec.token, signal: this.#abort.signal }
           : { callId: subCallId, rootCallId: exec.rootCallId, name, arguments: args, parent: exec.token, signal: this.#abort.signal, agent }
-      if (this.#session !== undefined) await this.#append(this.#session, codeDispatchStartEvent(callId, subCallId, name, args))
+      // Submitted to the scheduler now, in program order (nothing above awaits), whenever the start
+      // events are written: a session whose appends settle out of order cannot reorder the starts
+      // or slip a call past an exclusive one. Each call still runs only once its own start is written.
+      const written = this.#session === undefined ? undefined : this.#append(this.#session, codeDispatchStartEvent(callId, subCallId, name, args))
       const mode = this.#host.executionMode(input)
-      const result = await this.#scheduler.run(mode, () => this.#host.execute(input))
+      const execute = () => this.#host.execute(input)
+      const result = await this.#scheduler.run(mode, written === undefined ? execute : () => written.then(execute))
       if (result.additionalContexts !== undefined) this.#contexts[index - 1] = result.additionalContexts
       const outcome: HostCallOutcome = result.isError
         ? { ok: false, message: result.error.message, code: result.error.info?.code ?? ToolErrorCode.TOOL_FAILED }

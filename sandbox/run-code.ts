@@ -280,8 +280,17 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
 /** Remove the types of a program too costly to parse on the main thread, in the TypeScript thread. */
 async function stripOffThread(code: string, limits: SandboxLimits, options: OffThreadJobOptions): Promise<StripTypesResult> {
   const outcome = await sharedTypeScriptThread().strip(code, options)
-  if (!outcome.ok) throw codeRunFailed(offThreadMessage('strip', outcome.reason, limits))
+  if (!outcome.ok) throw stopped(options.signal, outcome.reason === 'aborted', () => offThreadMessage('strip', outcome.reason, limits))
   return outcome.stripped
+}
+
+/**
+ * What a run that did not finish throws. Stopped because its caller cancelled it (`cancelled`, and
+ * the signal did fire): the signal's own reason, so the pipeline reports it as it reports any tool
+ * body that stops on its signal, `ABORTED`. Anything else: `CODE_RUN_FAILED` with `describe()`.
+ */
+function stopped(signal: AbortSignal, cancelled: boolean, describe: () => string): unknown {
+  return cancelled && signal.aborted ? signal.reason : codeRunFailed(describe())
 }
 
 async function runProgram(
@@ -313,7 +322,7 @@ async function runProgram(
     // Off the main thread and under the run's wall-time limit: a small program can keep the
     // checker busy for seconds.
     const checked = await sharedTypeScriptThread().check(sdk.declarations, code, { timeoutMs: remainingMs(), signal: exec.signal, ...owner })
-    if (!checked.ok) throw codeRunFailed(offThreadMessage('check', checked.reason, limits))
+    if (!checked.ok) throw stopped(exec.signal, checked.reason === 'aborted', () => offThreadMessage('check', checked.reason, limits))
     const { diagnostics } = checked
     if (diagnostics.length > 0) {
       const lines = diagnostics.slice(0, 10).map((d) => `line ${d.line}, column ${d.column}: ${d.message}`)
@@ -341,7 +350,10 @@ async function runProgram(
     const first = bridge.logFailures[0]
     throw new ToolError(ToolErrorCode.SESSION_LOG_FAILED, `the session log could not record a sub-call: ${first instanceof Error ? first.message : String(first)}`)
   }
-  if (!outcome.ok) throw codeRunFailed(describeFailure(outcome.error, limits, bridge.logs))
+  if (!outcome.ok) {
+    const { error } = outcome
+    throw stopped(exec.signal, error.kind === 'aborted', () => describeFailure(error, limits, bridge.logs))
+  }
   if (bridge.concludesTurn) exec.concludeTurn()
   return { result: parseDurableJson(outcome.resultJson, 'result'), logs: bridge.logs }
 }
