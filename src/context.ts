@@ -217,7 +217,7 @@ export class Context implements Disposable {
    */
   on<E extends ToolEventName>(event: E, listener: ToolEvents[E]): () => void {
     this.assertAlive()
-    return this.track(this.#deployment.bus.on(event, this.#node, listener))
+    return this.track(this.#deployment.bus.on(event, this.#node, listener, this.tools))
   }
 
   /** A child scope (for example an agent preset). Disposed with this context. */

@@ -8,6 +8,7 @@ import type {
   ToolExecutionResult,
 } from './execution.ts'
 import type { ContentBlock } from './messages.ts'
+import type { ToolRuntime } from './context.ts'
 import type { ScopeNode } from './scope.ts'
 
 /**
@@ -17,27 +18,30 @@ import type { ScopeNode } from './scope.ts'
  */
 export interface ToolEvents {
   /** The visible tool set changed, possibly for one scope only. Never scope-filtered. */
-  'tools/change': () => void
+  'tools/change': (this: ToolRuntime) => void
   /** Allow, deny or ask before dispatch. */
-  'tools/pre-execute': (exec: ToolExecution, next: () => Promise<PreToolDecision>) => PreToolDecision | Promise<PreToolDecision>
+  'tools/pre-execute': (this: ToolRuntime, exec: ToolExecution, next: () => Promise<PreToolDecision>) => PreToolDecision | Promise<PreToolDecision>
   /** Around-dispatch wrapper; may replace only `exec.signal`. */
   'tools/execute': (
+    this: ToolRuntime,
     exec: ToolDispatchExecution,
     next: () => Promise<ToolExecutionResult>,
   ) => ToolExecutionResult | Promise<ToolExecutionResult>
   /** Accept, replace, enrich or block a dispatched result. */
   'tools/post-execute': (
+    this: ToolRuntime,
     exec: ToolExecution,
     result: Readonly<ToolExecutionResult>,
     next: () => Promise<PostToolDecision>,
   ) => PostToolDecision | Promise<PostToolDecision>
   /** Reshape the durable log copy of one settled `run_code` sub-dispatch. */
   'tools/code-dispatch-log': (
+    this: ToolRuntime,
     dispatch: CodeDispatchLog,
     next: () => Promise<ContentBlock[]>,
   ) => ContentBlock[] | Promise<ContentBlock[]>
   /** Observe the frozen final outcome. */
-  'tools/result': (exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>) => void
+  'tools/result': (this: ToolRuntime, exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>) => void
 }
 
 /** The name of one tool event. */
@@ -53,9 +57,12 @@ export const TOOL_EVENT_NAMES: readonly ToolEventName[] = Object.freeze([
   'tools/result',
 ])
 
+/** A listener as the bus holds it: bound to the `ctx.tools` it was registered through. */
+export type BoundListener<E extends ToolEventName> = OmitThisParameter<ToolEvents[E]>
+
 interface Registration<E extends ToolEventName> {
   readonly scope: ScopeNode
-  readonly listener: ToolEvents[E]
+  readonly listener: BoundListener<E>
 }
 
 /** Thrown when a waterfall listener calls `next()` a second time (or, where retries are allowed, while the first is in flight). */
@@ -78,8 +85,8 @@ export class NextCalledTwiceError extends ToolError {
 export class ToolEventBus {
   readonly #listeners = new Map<ToolEventName, Registration<ToolEventName>[]>()
 
-  /** Add a listener; returns the exact disposer (idempotent). */
-  on<E extends ToolEventName>(event: E, scope: ScopeNode, listener: ToolEvents[E]): () => void {
+  /** Add a listener, called with `self` as its `this`; returns the exact disposer (idempotent). */
+  on<E extends ToolEventName>(event: E, scope: ScopeNode, listener: ToolEvents[E], self: ToolRuntime): () => void {
     if (!TOOL_EVENT_NAMES.includes(event)) {
       // A misspelt event would otherwise register a listener that never fires.
       throw new TypeError(`unknown tool event ${JSON.stringify(event)}; known events: ${TOOL_EVENT_NAMES.join(', ')}`)
@@ -87,7 +94,8 @@ export class ToolEventBus {
     if (typeof listener !== 'function') {
       throw new TypeError(`listener for "${event}" must be a function, got ${typeof listener}`)
     }
-    const registration: Registration<ToolEventName> = { scope, listener }
+    // Bound once here, so every call site calls it plainly.
+    const registration: Registration<ToolEventName> = { scope, listener: (listener as (...args: unknown[]) => unknown).bind(self) as BoundListener<E> }
     // Copy on write: a dispatch in progress keeps the list it started with.
     this.#listeners.set(event, [...(this.#listeners.get(event) ?? []), registration])
     return () => {
@@ -100,21 +108,21 @@ export class ToolEventBus {
   }
 
   /** Listeners of `event` that see a call by an agent at `caller` (undefined: no agent). */
-  listeners<E extends ToolEventName>(event: E, caller: ScopeNode | undefined): ToolEvents[E][] {
+  listeners<E extends ToolEventName>(event: E, caller: ScopeNode | undefined): BoundListener<E>[] {
     const all = this.#listeners.get(event)
     if (all === undefined || all.length === 0) return []
-    const selected: ToolEvents[E][] = []
+    const selected: BoundListener<E>[] = []
     for (const { scope, listener } of all) {
       if (scope.parent === undefined || (caller !== undefined && scope.covers(caller))) {
-        selected.push(listener as ToolEvents[E])
+        selected.push(listener as BoundListener<E>)
       }
     }
     return selected
   }
 
   /** Every listener of `event`, whatever its scope (for unfiltered emits like `tools/change`). */
-  all<E extends ToolEventName>(event: E): ToolEvents[E][] {
-    return (this.#listeners.get(event) ?? []).map((entry) => entry.listener as ToolEvents[E])
+  all<E extends ToolEventName>(event: E): BoundListener<E>[] {
+    return (this.#listeners.get(event) ?? []).map((entry) => entry.listener as BoundListener<E>)
   }
 }
 

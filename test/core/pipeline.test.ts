@@ -897,3 +897,43 @@ describe('scope filtering', () => {
     expect(changes).toHaveBeenCalledTimes(2)
   })
 })
+
+describe("a listener's this", () => {
+  it('is the ctx.tools of the context it was registered through, for every tool event', async () => {
+    const ctx = createContext()
+    const preset = ctx.scope('preset')
+    const agent = preset.agent('a')
+    const seen: [string, unknown][] = []
+    // Function expressions: an arrow function would ignore its `this`.
+    preset.on('tools/pre-execute', function (_exec, next) {
+      seen.push(['pre-execute', this])
+      return next()
+    })
+    ctx.on('tools/execute', function (_exec, next) {
+      seen.push(['execute', this])
+      return next()
+    })
+    agent.ctx.on('tools/post-execute', function (_exec, _result, next) {
+      seen.push(['post-execute', this])
+      return next()
+    })
+    preset.on('tools/result', function () {
+      seen.push(['result', this])
+    })
+    ctx.on('tools/change', function () {
+      seen.push(['change', this])
+    })
+    agent.ctx.tools.register(rawTool('echo'))
+    const result = await agent.ctx.tools.execute(call('echo', { a: 1 }))
+    expect(result.isError).toBe(false)
+    // By identity: every ToolRuntime looks alike to a deep comparison.
+    const runtimes = new Map<unknown, string>([[ctx.tools, 'root'], [preset.tools, 'preset'], [agent.ctx.tools, 'agent']])
+    expect(seen.map(([event, self]) => [event, runtimes.get(self) ?? String(self)])).toEqual([
+      ['change', 'root'],
+      ['pre-execute', 'preset'],
+      ['execute', 'root'],
+      ['post-execute', 'agent'],
+      ['result', 'preset'],
+    ])
+  })
+})

@@ -341,6 +341,19 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     expect(events).toEqual(['start 1', 'end 1', 'start 2', 'end 2', 'start p', 'end p', 'start 3', 'end 3'])
   })
 
+  it("calls a tools/code-dispatch-log listener with its context's ctx.tools as this", async () => {
+    const { ctx, agent, run } = setup()
+    const selves: unknown[] = []
+    agent.ctx.on('tools/code-dispatch-log', function (_dispatch, next) {
+      selves.push(this)
+      return next()
+    })
+    expect(await run('return await tools.add({ a: 1, b: 2 })')).toMatchObject({ isError: false, value: { result: 3 } })
+    expect(selves).toHaveLength(1)
+    expect(selves[0]).toBe(agent.ctx.tools)
+    expect(selves[0]).not.toBe(ctx.tools)
+  })
+
   it('logs each sub-call to the session between the run_code call and its result, through code-dispatch-log', async () => {
     const reported: unknown[] = []
     const { ctx, agent } = setup({ onListenerError: (error) => reported.push(error) })
