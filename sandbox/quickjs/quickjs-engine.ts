@@ -28,6 +28,9 @@ import { DEFAULT_LIMITS, describeLimit, resolveLimits, withCeilings } from '../l
 import { TenantNumbers } from '../tenants.ts'
 import { type LeasedWorker, type WorkerOutcome, WorkerPool, type WorkerRunMessage } from './worker-pool.ts'
 
+/** The deepest stack a QuickJS program gets (worker.js's MAX_STACK_BYTES): a ceiling over every run. */
+export const QUICKJS_MAX_STACK_BYTES = 256 * 1024
+
 /** Options of {@link createQuickJSEngine}. */
 export interface QuickJSEngineOptions {
   /** Worker threads kept warm (default: `min(2, available cores)`). */
@@ -115,7 +118,10 @@ class QuickJSEngine implements SandboxEngine {
   constructor(options: QuickJSEngineOptions) {
     // Validates the ceilings the same way as run limits.
     resolveLimits(options.limits)
-    this.#ceilings = Object.freeze({ ...options.limits })
+    // The interpreter's C stack lives in the WASM memory, and the worker holds it to
+    // QUICKJS_MAX_STACK_BYTES: a ceiling like any other, so a run asking more is told what it gets.
+    const stackSizeBytes = Math.min(options.limits?.stackSizeBytes ?? QUICKJS_MAX_STACK_BYTES, QUICKJS_MAX_STACK_BYTES)
+    this.#ceilings = Object.freeze({ ...options.limits, stackSizeBytes })
     const workers = options.workers ?? Math.min(2, availableParallelism())
     if (!Number.isSafeInteger(workers) || workers < 1) throw new RangeError('workers must be a positive integer')
     const maxWorkers = options.maxWorkers ?? Math.max(8, workers)

@@ -122,7 +122,8 @@ const BASE_PAGES = 256
 const HEADROOM_BYTES = 1024 * 1024
 // QuickJS's own allocation count (setMemoryLimit) at a smaller limit fails the prelude itself.
 const MIN_HEAP_BYTES = 1024 * 1024
-// The interpreter's own C stack lives in the WASM memory: deeper JS recursion overflows it.
+// The interpreter's own C stack lives in the WASM memory: deeper JS recursion overflows it. The
+// engine states it as a ceiling (QUICKJS_MAX_STACK_BYTES in quickjs-engine.ts); held here again.
 const MAX_STACK_BYTES = 256 * 1024
 const LOG_LEVELS = new Set(['log', 'info', 'warn', 'error'])
 

@@ -305,6 +305,18 @@ return [
     expect(!result.ok && result.error.message).toContain('150')
   })
 
+  it('states its stack ceiling, so a run asking a deeper stack is told the stack it got', async () => {
+    await using engine = createQuickJSEngine({ workers: 1 })
+    expect(engine.ceilings?.stackSizeBytes).toBe(256 * 1024)
+    const deep = 'const down = (n) => n === 0 ? 0 : 1 + down(n - 1)\nreturn down(1e7)'
+    const result = await runOn(engine, deep, { stackSizeBytes: 4 * 1024 * 1024 })
+    expect(result).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'stackSizeBytes' } })
+    expect(!result.ok && result.error.message).toContain(String(256 * 1024))
+    // A lower ceiling given by the user stays the lower.
+    await using small = createQuickJSEngine({ workers: 1, limits: { stackSizeBytes: 64 * 1024 } })
+    expect(small.ceilings?.stackSizeBytes).toBe(64 * 1024)
+  })
+
   it('drops a late answer to an ended run instead of settling the next run on the same worker', async () => {
     await using engine = createQuickJSEngine({ workers: 1 })
     // Each host answers `echo` with its own tag after `delayMs`; call ids restart at 0 every run.
