@@ -28,8 +28,11 @@ import { DEFAULT_LIMITS, describeLimit, resolveLimits, withCeilings } from '../l
 import { TenantNumbers } from '../tenants.ts'
 import { type LeasedWorker, type WorkerOutcome, WorkerPool, type WorkerRunMessage } from './worker-pool.ts'
 
-/** The deepest stack a QuickJS program gets (worker.js's MAX_STACK_BYTES): a ceiling over every run. */
-export const QUICKJS_MAX_STACK_BYTES = 256 * 1024
+/**
+ * The deepest stack a QuickJS program gets: the interpreter's C stack lives in the WASM memory,
+ * and deeper JavaScript recursion overflows it. A ceiling over every run; the worker is given it.
+ */
+const QUICKJS_MAX_STACK_BYTES = 256 * 1024
 
 /** Options of {@link createQuickJSEngine}. */
 export interface QuickJSEngineOptions {
@@ -118,8 +121,7 @@ class QuickJSEngine implements SandboxEngine {
   constructor(options: QuickJSEngineOptions) {
     // Validates the ceilings the same way as run limits.
     resolveLimits(options.limits)
-    // The interpreter's C stack lives in the WASM memory, and the worker holds it to
-    // QUICKJS_MAX_STACK_BYTES: a ceiling like any other, so a run asking more is told what it gets.
+    // A ceiling like any other, so a run asking more is told the stack it gets.
     const stackSizeBytes = Math.min(options.limits?.stackSizeBytes ?? QUICKJS_MAX_STACK_BYTES, QUICKJS_MAX_STACK_BYTES)
     this.#ceilings = Object.freeze({ ...options.limits, stackSizeBytes })
     const workers = options.workers ?? Math.min(2, availableParallelism())
@@ -141,6 +143,7 @@ class QuickJSEngine implements SandboxEngine {
         programFilename: PROGRAM_FILENAME,
         memoryLimitBytes: options.limits?.memoryLimitBytes ?? DEFAULT_LIMITS.memoryLimitBytes,
         spinMicros,
+        maxStackBytes: QUICKJS_MAX_STACK_BYTES,
         ...(options.precompileDeferred === undefined ? {} : { precompileDeferred: options.precompileDeferred }),
       },
     })

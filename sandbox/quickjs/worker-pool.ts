@@ -23,6 +23,8 @@ export interface WorkerBootData {
   readonly memoryLimitBytes: number
   /** How long the worker spins for a sub-call's answer before it sleeps (see worker.js). */
   readonly spinMicros: number
+  /** The deepest C stack the interpreter gets (the engine's `stackSizeBytes` ceiling). */
+  readonly maxStackBytes: number
   /** Whether the prepared context gets the prelude's deferred part compiled (see worker.js). */
   readonly precompileDeferred?: boolean
 }

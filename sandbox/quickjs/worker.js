@@ -71,6 +71,8 @@ const {
   replies,
   bell,
   spinMicros,
+  // The engine's stack ceiling: runs come with limits already held to it.
+  maxStackBytes,
   precompileDeferred = true,
 } = workerData
 
@@ -122,9 +124,6 @@ const BASE_PAGES = 256
 const HEADROOM_BYTES = 1024 * 1024
 // QuickJS's own allocation count (setMemoryLimit) at a smaller limit fails the prelude itself.
 const MIN_HEAP_BYTES = 1024 * 1024
-// The interpreter's own C stack lives in the WASM memory: deeper JS recursion overflows it. The
-// engine states it as a ceiling (QUICKJS_MAX_STACK_BYTES in quickjs-engine.ts); held here again.
-const MAX_STACK_BYTES = 256 * 1024
 const LOG_LEVELS = new Set(['log', 'info', 'warn', 'error'])
 
 /**
@@ -410,7 +409,7 @@ function prepareContext() {
   const keep = (handle) => (handles.push(handle), handle)
   try {
     runtime.setMemoryLimit(heapBytes(moduleMemoryLimit))
-    runtime.setMaxStackSize(MAX_STACK_BYTES)
+    runtime.setMaxStackSize(maxStackBytes)
     runtime.setInterruptHandler(() => box.run !== undefined && shouldInterrupt(box.run))
     context = runtime.newContext()
     const breach = keep(context.newFunction('__codemode_breach', (limitHandle) => {
@@ -510,7 +509,7 @@ function begin(run, message) {
   run.api = prepared.api
   run.calls = prepared.calls
   runtime.setMemoryLimit(heapBytes(run.limits.memoryLimitBytes))
-  runtime.setMaxStackSize(Math.min(run.limits.stackSizeBytes, MAX_STACK_BYTES))
+  runtime.setMaxStackSize(run.limits.stackSizeBytes)
   prepared.box.run = run
   const maxCalls = context.newNumber(run.limits.maxSubCalls)
   const maxInFlight = context.newNumber(run.limits.maxSubCallsInFlight)
