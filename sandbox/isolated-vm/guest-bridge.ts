@@ -296,22 +296,21 @@ export async function compileBridgeScripts(
   prelude: { readonly source: string; readonly filename: string },
 ): Promise<BridgeScripts> {
   const [bridge, runtime, arm, guards] = await Promise.all([
-    closureScript(isolate, BRIDGE_SOURCE, 3, 'codemode-bridge.js'),
+    closureScript(isolate, BRIDGE_SOURCE, 'codemode-bridge.js'),
     isolate.compileScript(prelude.source, { filename: prelude.filename }),
-    closureScript(isolate, ARM_SOURCE, 3, 'codemode-bridge.js'),
-    closureScript(isolate, NATIVE_LOOP_GUARD_SOURCE, 1, 'codemode-guards.js'),
+    closureScript(isolate, ARM_SOURCE, 'codemode-bridge.js'),
+    closureScript(isolate, NATIVE_LOOP_GUARD_SOURCE, 'codemode-guards.js'),
   ])
   return { bridge, prelude: runtime, arm, guards }
 }
 
 /**
- * A script whose completion value is a function of `$0` ... `$<params - 1>` with `body`: a closure
- * over values made per context (References, the prelude's runtime), which `callClosure` passes.
- * The body's first line stays line 1.
+ * A script whose completion value is a function of `$0`, `$1`, `$2` with `body` (the parameters
+ * `evalClosure` would give it): a closure over values made per context (References, the
+ * prelude's runtime), which `callClosure` passes. The body's first line stays line 1.
  */
-function closureScript(isolate: Isolate, body: string, params: number, filename: string): Promise<Script> {
-  const names = Array.from({ length: params }, (_, i) => `$${i}`).join(', ')
-  return isolate.compileScript(`(function (${names}) {${body}\n})`, { filename })
+function closureScript(isolate: Isolate, body: string, filename: string): Promise<Script> {
+  return isolate.compileScript(`(function ($0, $1, $2) {${body}\n})`, { filename })
 }
 
 /**

@@ -154,8 +154,8 @@ interface IsolateHome {
   route: Route | undefined
   /** Programs started in it so far. */
   runs: number
-  /** The guest scripts each of its contexts runs, compiled once for it. */
-  scripts: BridgeScripts | undefined
+  /** The guest scripts each of its contexts runs, compiled once for it (see compileBridgeScripts). */
+  readonly scripts: Promise<BridgeScripts>
 }
 
 /** A fresh context with its bridge and prelude ready, in an isolate; used by at most one program. */
@@ -184,7 +184,7 @@ const REHEARSAL_TIMEOUT_MS = 5_000
 const REHEARSAL_LIMITS = resolveLimits({ maxResultBytes: 1_000, maxSubCalls: 10, maxSubCallsInFlight: 10, maxLogBytes: 1_000, maxArgumentBytes: 1_000, maxTotalArgumentBytes: 1_000 })
 
 async function rehearse(ivm: IsolatedVm, home: IsolateHome): Promise<void> {
-  const scripts = await scriptsOf(home)
+  const scripts = await home.scripts
   const context = await home.isolate.createContext()
   let timer: ReturnType<typeof setTimeout> | undefined
   let installed: Bridge | undefined
@@ -241,14 +241,16 @@ async function prepareSandbox(ivm: IsolatedVm, memoryMb: number, onLost: () => v
     onLost()
     home.route?.current?.lost()
   }
+  const isolate = new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError })
   const home: IsolateHome = {
-    isolate: new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError }),
+    isolate,
     memoryMb,
     lost: false,
     parked: new Promise<void>((resolve) => (park = resolve)),
     route: undefined,
     runs: 0,
-    scripts: undefined,
+    // Awaited at once, by the rehearsal below.
+    scripts: compileBridgeScripts(isolate, { source: guestRuntimeSource(), filename: RUNTIME_FILENAME }),
   }
   try {
     await rehearse(ivm, home)
@@ -259,16 +261,10 @@ async function prepareSandbox(ivm: IsolatedVm, memoryMb: number, onLost: () => v
   }
 }
 
-/** The guest scripts of `home`'s isolate, compiled on first use (see compileBridgeScripts). */
-async function scriptsOf(home: IsolateHome): Promise<BridgeScripts> {
-  home.scripts ??= await compileBridgeScripts(home.isolate, { source: guestRuntimeSource(), filename: RUNTIME_FILENAME })
-  return home.scripts
-}
-
 /** A fresh context in `home`'s isolate, with its bridge, prelude and guards installed. */
 async function prepareContext(ivm: IsolatedVm, home: IsolateHome): Promise<Sandbox> {
   const route: Route = { current: undefined }
-  const scripts = await scriptsOf(home)
+  const scripts = await home.scripts
   const context = await home.isolate.createContext()
   const bridge = await installBridge(
     ivm,

@@ -399,7 +399,7 @@ return { values, seen }
     })
 
     it('with the native-loop guards in force again, each context with its own', async () => {
-      // The guards are compiled once per isolate and run in each of its contexts (compileGuards):
+      // The guards are compiled once per isolate and run in each of its contexts (compileBridgeScripts):
       // a context whose program tampered with its guards leaves the next context's intact.
       const alice = {}
       const refused = "try { Array.prototype.reverse.call({ length: 2 ** 53 - 1 }); return 'ran' } catch (e) { return e.name + ': ' + e.message }"
