@@ -33,8 +33,8 @@ export type {
   ToolResult,
   ToolRunContext,
 } from './execution.ts'
-export { CallScheduler, TurnLogError, runToolCalls } from './scheduler.ts'
-export type { RunToolCallsOptions, TurnCall } from './scheduler.ts'
+export { CallScheduler, createToolCallRunner, TurnLogError, runToolCalls } from './scheduler.ts'
+export type { RunToolCallsOptions, ToolCallRunner, ToolCallRunnerOptions, TurnCall } from './scheduler.ts'
 export { installTimeoutPolicy } from './timeout-policy.ts'
 
 // Errors
@@ -99,7 +99,16 @@ export type { JsonObject, JsonValue } from './json-boundary.ts'
 
 // Messages, presentation and the session log
 export { text } from './messages.ts'
-export type { ContentBlock, ImageContent, TextContent, UserMessage } from './messages.ts'
+export type {
+  AudioContent,
+  ContentBlock,
+  EmbeddedResourceContent,
+  ImageContent,
+  ResourceContents,
+  ResourceLinkContent,
+  TextContent,
+  UserMessage,
+} from './messages.ts'
 export { presentToolCall, presentToolResult } from './presentation.ts'
 export type {
   FileDiff,

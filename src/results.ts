@@ -92,31 +92,64 @@ export function isStrayPromise(value: unknown): boolean {
 }
 
 const TEXT_KEYS: readonly string[] = ['type', 'text']
-const IMAGE_KEYS: readonly string[] = ['type', 'data', 'mimeType']
+const MEDIA_KEYS: readonly string[] = ['type', 'data', 'mimeType']
+const LINK_KEYS: readonly string[] = ['type', 'uri', 'name', 'title', 'description', 'mimeType', 'size']
+const LINK_OPTIONAL_STRINGS: readonly string[] = ['title', 'description', 'mimeType']
+const RESOURCE_KEYS: readonly string[] = ['type', 'resource']
+const RESOURCE_CONTENTS_KEYS: readonly string[] = ['uri', 'mimeType', 'text', 'blob']
+
+/** The first key of `record` outside `keys`, described; the durable log keeps blocks exactly. */
+function unexpectedKey(record: Record<string, unknown>, keys: readonly string[], at: string): string | undefined {
+  for (const key of Object.keys(record)) {
+    if (!keys.includes(key)) return `${at} has an unexpected key ${JSON.stringify(key)}`
+  }
+  return undefined
+}
+
+/** What is wrong with one content block at `at`, if anything. */
+function blockProblem(block: unknown, at: string): string | undefined {
+  if (typeof block !== 'object' || block === null) return `${at} must be an object`
+  const record = block as Record<string, unknown>
+  switch (record.type) {
+    case 'text':
+      if (typeof record.text !== 'string') return `${at}.text must be a string`
+      return unexpectedKey(record, TEXT_KEYS, at)
+    case 'image':
+    case 'audio':
+      if (typeof record.data !== 'string' || typeof record.mimeType !== 'string') {
+        return `${at} of type "${record.type}" needs string "data" and "mimeType"`
+      }
+      return unexpectedKey(record, MEDIA_KEYS, at)
+    case 'resource_link': {
+      if (typeof record.uri !== 'string' || typeof record.name !== 'string') return `${at} of type "resource_link" needs string "uri" and "name"`
+      for (const key of LINK_OPTIONAL_STRINGS) {
+        if (record[key] !== undefined && typeof record[key] !== 'string') return `${at}.${key} must be a string when given`
+      }
+      if (record.size !== undefined && typeof record.size !== 'number') return `${at}.size must be a number when given`
+      return unexpectedKey(record, LINK_KEYS, at)
+    }
+    case 'resource': {
+      const resource = record.resource
+      if (typeof resource !== 'object' || resource === null) return `${at}.resource must be an object { uri, mimeType?, text | blob }`
+      const contents = resource as Record<string, unknown>
+      if (typeof contents.uri !== 'string') return `${at}.resource.uri must be a string`
+      if (contents.mimeType !== undefined && typeof contents.mimeType !== 'string') return `${at}.resource.mimeType must be a string when given`
+      if ((typeof contents.text === 'string') === (typeof contents.blob === 'string')) {
+        return `${at}.resource needs exactly one of string "text" or string "blob"`
+      }
+      return unexpectedKey(record, RESOURCE_KEYS, at) ?? unexpectedKey(contents, RESOURCE_CONTENTS_KEYS, `${at}.resource`)
+    }
+    default:
+      return `${at}.type must be "text", "image", "audio", "resource_link" or "resource"`
+  }
+}
 
 /** Check `value` is a content block array; returns a reason when it is not. */
 export function contentProblem(value: unknown): string | undefined {
   if (!Array.isArray(value)) return 'content must be an array of content blocks'
   for (let index = 0; index < value.length; index++) {
-    const block: unknown = value[index]
-    if (typeof block !== 'object' || block === null) return `content[${index}] must be an object`
-    const record = block as Record<string, unknown>
-    let keys: readonly string[]
-    if (record.type === 'text') {
-      if (typeof record.text !== 'string') return `content[${index}].text must be a string`
-      keys = TEXT_KEYS
-    } else if (record.type === 'image') {
-      if (typeof record.data !== 'string' || typeof record.mimeType !== 'string') {
-        return `content[${index}] of type "image" needs string "data" and "mimeType"`
-      }
-      keys = IMAGE_KEYS
-    } else {
-      return `content[${index}].type must be "text" or "image"`
-    }
-    // The durable log keeps blocks exactly; an extra key would make it refuse the result later.
-    for (const key of Object.keys(record)) {
-      if (!keys.includes(key)) return `content[${index}] has an unexpected key ${JSON.stringify(key)}`
-    }
+    const problem = blockProblem(value[index], `content[${index}]`)
+    if (problem !== undefined) return problem
   }
   return undefined
 }
