@@ -113,12 +113,16 @@ export interface RunToolCallsOptions {
  * `tool/call` before it runs and `tool/result` (content, error, meta — never the value) after.
  * Every call settles before this resolves; a session write failure rejects after that with a
  * {@link TurnLogError} carrying the results, since a durable log with a hole must not pass silently.
+ * When a framework owns the loop and hands calls over one at a time, use {@link createToolCallRunner}.
  */
 export async function runToolCalls(
   tools: ToolRuntime,
   calls: readonly TurnCall[],
   options: RunToolCallsOptions,
 ): Promise<ToolExecutionResult[]> {
+  // JavaScript callers get no compile-time check: name the fix instead of failing on `undefined.signal`.
+  assertSignalOption('runToolCalls(tools, calls, options)', options)
+  if (!Array.isArray(calls)) throw new TypeError('runToolCalls(tools, calls, options): calls must be an array of { callId, name, arguments | argumentsText }')
   const scheduler = new CallScheduler(options.maxParallel ?? 8)
   // The agent the calls act for: the one given, else the agent whose context `tools` is. Checked
   // before anything is logged, so a foreign agent leaves no call without a result in a log.
@@ -126,55 +130,13 @@ export async function runToolCalls(
   // A harness bug, refused before anything runs or is logged.
   const callIds = new Set<string>()
   for (const turnCall of calls) {
-    if (turnCall.arguments !== undefined && turnCall.argumentsText !== undefined) {
-      throw new TypeError(`runToolCalls: call "${String(turnCall.callId)}" gives both arguments and argumentsText; give one`)
-    }
+    assertTurnCall('runToolCalls', turnCall)
     // Results and log events are matched to calls by id.
     if (callIds.has(turnCall.callId)) throw new TypeError(`runToolCalls: two calls of the turn have the id "${String(turnCall.callId)}"; call ids must be unique`)
     callIds.add(turnCall.callId)
   }
-  const session = agent?.session
   const logFailures: unknown[] = []
-  const log = async (event: SessionEvent): Promise<void> => {
-    if (session === undefined) return
-    try {
-      // Awaited inside the try: a log that throws synchronously fails like one that rejects.
-      await session.append(event)
-    } catch (error) {
-      logFailures.push(error)
-    }
-  }
-
-  const runs = calls.map((turnCall) => {
-    let args: unknown
-    let parseFailure: { readonly error: unknown } | undefined
-    try {
-      args = turnCall.argumentsText === undefined ? turnCall.arguments : parseJsonText(turnCall.argumentsText, 'arguments')
-    } catch (error) {
-      parseFailure = { error }
-    }
-    const input: ToolExecutionInput = {
-      callId: turnCall.callId,
-      name: turnCall.name,
-      arguments: args,
-      signal: options.signal,
-      ...(agent === undefined ? {} : { agent }),
-    }
-    const mode: ToolExecutionMode = parseFailure === undefined ? tools.executionMode(input) : { kind: 'exclusive' }
-    return scheduler.run(mode, async () => {
-      const { callId, name, argumentsText } = turnCall
-      await log(
-        toolCallEvent(
-          parseFailure === undefined ? { callId, name, arguments: durableArguments(args) } : { callId, name, arguments: null, argumentsText: argumentsText as string },
-        ),
-      )
-      // Unparseable text still runs the one pipeline (UNKNOWN_TOOL first, then INVALID_ARGS through
-      // finalizeContent and tools/result).
-      const result = await (parseFailure === undefined ? tools.execute(input) : executeWithUnparsedArguments(tools, input, parseFailure.error))
-      await log(toolResultEvent(turnCall.callId, turnCall.name, result))
-      return result
-    })
-  })
+  const runs = calls.map((turnCall) => scheduleCall(tools, scheduler, agent, turnCall, options.signal, (error) => logFailures.push(error)))
   // allSettled, not all: a rejecting call (a malformed input) must not let this settle while
   // sibling calls are still running.
   const settled = await Promise.allSettled(runs)
@@ -183,6 +145,141 @@ export async function runToolCalls(
   const results = settled.map((outcome) => (outcome as PromiseFulfilledResult<ToolExecutionResult>).value)
   if (logFailures.length > 0) throw new TurnLogError(logFailures[0], results)
   return results
+}
+
+/** Options of {@link createToolCallRunner}. */
+export interface ToolCallRunnerOptions {
+  /**
+   * The agent the calls act for (default: the agent whose context `tools` is); its session
+   * receives `tool/call` and `tool/result`.
+   */
+  readonly agent?: Agent
+  /** Overlap bound of the parallel pool. Default 8. */
+  readonly maxParallel?: number
+}
+
+/**
+ * Runs calls handed over one at a time by a loop the caller does not own (an AI SDK
+ * `generateText` loop, any framework that calls each tool's `execute` itself), with the
+ * guarantees of {@link runToolCalls}: an exclusive call runs alone (after every call submitted
+ * before it, before every call submitted after it), parallel-safe calls overlap up to
+ * `maxParallel`, and each call is logged to the agent's session as `tool/call` then `tool/result`.
+ * One runner is one scheduler: give every tool of an agent's loop the same runner.
+ */
+export interface ToolCallRunner {
+  /**
+   * Submit one call; it starts when the rules allow. Resolves with the frozen result (failures are
+   * results). Rejects for a malformed call, for a call id already in flight on this runner, and
+   * with a {@link TurnLogError} carrying the result when the session log failed to record it.
+   */
+  run(call: TurnCall, options: { readonly signal: AbortSignal }): Promise<ToolExecutionResult>
+  /** Calls submitted and not yet settled. */
+  readonly inFlight: number
+}
+
+/**
+ * A per-call runner over `tools` for a framework-owned loop (see {@link ToolCallRunner}). The
+ * agent is checked here, as {@link runToolCalls} checks it.
+ * @throws ToolDefinitionError for an agent of another deployment or outside the context's scope.
+ */
+export function createToolCallRunner(tools: ToolRuntime, options: ToolCallRunnerOptions = {}): ToolCallRunner {
+  if (typeof options !== 'object' || options === null) throw new TypeError('createToolCallRunner(tools, options?): options must be an object { agent?, maxParallel? }')
+  const scheduler = new CallScheduler(options.maxParallel ?? 8)
+  const agent = agentOfCalls(tools, options.agent)
+  const inFlight = new Set<string>()
+  return {
+    get inFlight() {
+      return inFlight.size
+    },
+    async run(turnCall, callOptions) {
+      assertSignalOption('ToolCallRunner.run(call, options)', callOptions)
+      assertTurnCall('ToolCallRunner.run', turnCall)
+      // Results and log events are matched to calls by id, as within one runToolCalls turn.
+      if (inFlight.has(turnCall.callId)) throw new TypeError(`ToolCallRunner.run: a call with the id "${turnCall.callId}" is already running; call ids must be unique`)
+      inFlight.add(turnCall.callId)
+      let logFailure: { readonly error: unknown } | undefined
+      try {
+        const result = await scheduleCall(tools, scheduler, agent, turnCall, callOptions.signal, (error) => {
+          logFailure ??= { error }
+        })
+        if (logFailure !== undefined) throw new TurnLogError(logFailure.error, [result])
+        return result
+      } finally {
+        inFlight.delete(turnCall.callId)
+      }
+    },
+  }
+}
+
+/** A harness bug in one call, refused before anything runs or is logged. */
+function assertTurnCall(where: string, turnCall: TurnCall): void {
+  if (typeof turnCall !== 'object' || turnCall === null) throw new TypeError(`${where}: a call must be an object { callId, name, arguments | argumentsText }`)
+  if (turnCall.arguments !== undefined && turnCall.argumentsText !== undefined) {
+    throw new TypeError(`${where}: call "${turnCall.callId}" gives both arguments and argumentsText; give one`)
+  }
+}
+
+/** The options object a JavaScript caller may have left out, checked with a message naming the fix. */
+function assertSignalOption(where: string, options: unknown): void {
+  const signal: unknown = typeof options === 'object' && options !== null ? (options as { signal?: unknown }).signal : undefined
+  if (!(signal instanceof AbortSignal)) {
+    throw new TypeError(
+      `${where}: options.signal must be an AbortSignal that cancels the calls, e.g. { signal: AbortSignal.timeout(60_000) } or { signal: new AbortController().signal }`,
+    )
+  }
+}
+
+/**
+ * One call under `scheduler`: parsed (losslessly), classified, logged as `tool/call`, run through
+ * the pipeline, logged as `tool/result`. A log write failure goes to `onLogFailure`; the call
+ * still runs and settles.
+ */
+function scheduleCall(
+  tools: ToolRuntime,
+  scheduler: CallScheduler,
+  agent: Agent | undefined,
+  turnCall: TurnCall,
+  signal: AbortSignal,
+  onLogFailure: (error: unknown) => void,
+): Promise<ToolExecutionResult> {
+  const session = agent?.session
+  const log = async (event: SessionEvent): Promise<void> => {
+    if (session === undefined) return
+    try {
+      // Awaited inside the try: a log that throws synchronously fails like one that rejects.
+      await session.append(event)
+    } catch (error) {
+      onLogFailure(error)
+    }
+  }
+  let args: unknown
+  let parseFailure: { readonly error: unknown } | undefined
+  try {
+    args = turnCall.argumentsText === undefined ? turnCall.arguments : parseJsonText(turnCall.argumentsText, 'arguments')
+  } catch (error) {
+    parseFailure = { error }
+  }
+  const input: ToolExecutionInput = {
+    callId: turnCall.callId,
+    name: turnCall.name,
+    arguments: args,
+    signal,
+    ...(agent === undefined ? {} : { agent }),
+  }
+  const mode: ToolExecutionMode = parseFailure === undefined ? tools.executionMode(input) : { kind: 'exclusive' }
+  return scheduler.run(mode, async () => {
+    const { callId, name, argumentsText } = turnCall
+    await log(
+      toolCallEvent(
+        parseFailure === undefined ? { callId, name, arguments: durableArguments(args) } : { callId, name, arguments: null, argumentsText: argumentsText as string },
+      ),
+    )
+    // Unparseable text still runs the one pipeline (UNKNOWN_TOOL first, then INVALID_ARGS through
+    // finalizeContent and tools/result).
+    const result = await (parseFailure === undefined ? tools.execute(input) : executeWithUnparsedArguments(tools, input, parseFailure.error))
+    await log(toolResultEvent(turnCall.callId, turnCall.name, result))
+    return result
+  })
 }
 
 /**
