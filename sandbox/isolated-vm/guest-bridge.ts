@@ -1,4 +1,4 @@
-import type { Context, Isolate, Reference, Script, Transferable } from 'isolated-vm'
+import type { Context, Isolate, Reference, Script, Transferable } from './isolated-vm-types.ts'
 import { failureEnvelope, initLimits, PROGRAM_FILENAME, toolsJson, wrapProgram } from '../guest-runtime.ts'
 import type { SandboxLimits, ToolBinding } from '../engine.ts'
 import type { IsolatedVm } from './load-isolated-vm.ts'

@@ -1,4 +1,4 @@
-import type { Context, HeapStatistics, Isolate } from 'isolated-vm'
+import type { Context, HeapStatistics, Isolate } from './isolated-vm-types.ts'
 import { DisposedError, ToolDefinitionError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import { parseJsonText } from '../../src/json-boundary.ts'
 import type {

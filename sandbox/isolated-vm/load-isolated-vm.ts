@@ -1,7 +1,8 @@
 import { ToolError, ToolErrorCode } from '../../src/errors.ts'
+import type { IsolatedVm } from './isolated-vm-types.ts'
 
-/** The isolated-vm module namespace, typed from its own declarations. */
-export type IsolatedVm = typeof import('isolated-vm')
+/** The isolated-vm module namespace: the part of it this engine uses (isolated-vm-types.ts). */
+export type { IsolatedVm } from './isolated-vm-types.ts'
 
 /**
  * Thrown by `createIsolatedVmEngine` when isolated-vm cannot run in this process: the optional
@@ -45,7 +46,9 @@ export async function loadIsolatedVm(): Promise<IsolatedVm> {
   }
   let loaded: { default?: unknown }
   try {
-    loaded = (await import('isolated-vm')) as { default?: unknown }
+    // A specifier in a variable: the optional package's own declarations are not needed to build.
+    const specifier: string = 'isolated-vm'
+    loaded = (await import(specifier)) as { default?: unknown }
   } catch (cause) {
     throw new IsolatedVmUnavailableError(
       'The isolated-vm engine is unavailable: the optional dependency "isolated-vm" (5.0.4 on Node 20) ' +

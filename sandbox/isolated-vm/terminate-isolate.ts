@@ -1,4 +1,4 @@
-import type { Context, Isolate } from 'isolated-vm'
+import type { Context, Isolate } from './isolated-vm-types.ts'
 import type { IsolatedVm } from './load-isolated-vm.ts'
 
 /**
