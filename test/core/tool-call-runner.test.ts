@@ -12,7 +12,7 @@ function overlapDeployment() {
   let running = 0
   const events: string[] = []
   const overlapSeenBy: string[] = []
-  const gates = new Map<string, ReturnType<typeof deferred>>()
+  const gates = new Map<string, ReturnType<typeof deferred<void>>>()
   const body = (name: string) => async (_args: unknown, exec: { callId: string }) => {
     running++
     if (running > 1) overlapSeenBy.push(`${name}:${exec.callId}`)
