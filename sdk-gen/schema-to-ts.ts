@@ -108,6 +108,7 @@ function addsOnlyType(node: JsonSchemaNode): boolean {
 }
 
 function renderBase(node: JsonSchemaNode, indent: string, depth: Depth): RenderedType | undefined {
+  if (Array.isArray(node.type)) return union(node.type.map((type) => renderBase({ ...node, type }, indent, depth) ?? primary('JsonValue')))
   const inner: Depth = { containers: depth.containers + 1, nodes: depth.nodes + 1 }
   switch (node.type) {
     case 'string':
@@ -120,7 +121,8 @@ function renderBase(node: JsonSchemaNode, indent: string, depth: Depth): Rendere
     case 'null':
       return primary('null')
     case 'array': {
-      const item = node.items === undefined ? primary('JsonValue') : render(node.items, indent, inner)
+      const { items } = node
+      const item = items === undefined || typeof items === 'boolean' || Array.isArray(items) ? primary('JsonValue') : render(items, indent, inner)
       return primary(`${parenthesized(item, 'primary')}[]`)
     }
     case 'object':

@@ -1,19 +1,23 @@
-import { Ajv } from 'ajv'
+import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { ErrorObject, ValidateFunction } from 'ajv'
+import formatsPlugin from 'ajv-formats'
+import type { FormatName } from 'ajv-formats'
 import { ToolArgsError } from '../errors.ts'
 import type { SchemaIssue } from '../errors.ts'
 import { JsonBoundaryError, snapshotJson } from '../json-boundary.ts'
 import type { JsonObject, JsonValue } from '../json-boundary.ts'
 import { parameterSchemaSpecToJsonSchema } from './dsl.ts'
 import type { InferArgs, ParameterSchemaSpec } from './dsl.ts'
-import { appendIndex, appendKey, checkJsonSchema, isImmutableSchema, JsonSchemaError, sameAsLast } from './json-schema.ts'
+import { appendIndex, appendKey, checkJsonSchema, ENFORCED_FORMATS, isImmutableSchema, JsonSchemaError, sameAsLast } from './json-schema.ts'
 import type { CompiledMemo } from './json-schema.ts'
 import type { JsonSchemaNode, ObjectJsonSchema } from './types.ts'
 
 // The subset walker is the authority on what a schema may say; ajv only ever sees its checked,
-// frozen copies. Meta-validation is off for that reason (and because it would reject annotation
-// shapes the subset allows). No coercion, no defaults, no removal: validation never edits a value.
-const ajv = new Ajv({
+// frozen copies, written in the 2020-12 dialect (draft-07 tuples rewritten, unknown formats and
+// `$schema` left out). Meta-validation is off for that reason (and because it would reject
+// annotation shapes the subset allows). No coercion, no defaults, no removal: validation never
+// edits a value. Patterns compile with the `u` flag (ajv's default), as the walker checked them.
+const ajv = new Ajv2020({
   allErrors: true,
   verbose: true,
   strict: true,
@@ -27,6 +31,8 @@ const ajv = new Ajv({
   // Own keys only: `required: ["constructor"]` must not be satisfied by Object.prototype.
   ownProperties: true,
 })
+// Only the 2020-12 formats: the walker keeps every other format name out of the copies.
+formatsPlugin.default(ajv, ENFORCED_FORMATS as FormatName[])
 
 interface CheckedSchema {
   readonly node: JsonSchemaNode
@@ -56,12 +62,17 @@ function checkedSchema(schema: unknown): CheckedSchema {
   return checked
 }
 
+/** Numbers the compiled roots: ajv resolves a `$ref: "#"` only against a root that has an `$id`. */
+let compiledCount = 0
+
 function validatorOf(checked: CheckedSchema): ValidateFunction {
   if (checked.validate === undefined) {
-    checked.validate = ajv.compile(checked.node)
+    compiledCount += 1
+    const root = { ...checked.node, $id: `urn:toolbox-codemode:schema:${compiledCount}` }
+    checked.validate = ajv.compile(root)
     // The compiled function stays usable; dropping ajv's own strong cache entry keeps dynamically
     // registered schemas collectable once their tools go away.
-    ajv.removeSchema(checked.node)
+    ajv.removeSchema(root)
   }
   return checked.validate
 }
@@ -90,19 +101,14 @@ function literal(value: unknown): string {
   return JSON.stringify(value) ?? String(value)
 }
 
-/** The expected shape of a schema node in words, two container levels deep at most. */
-function describeExpected(schema: JsonSchemaNode | undefined, depth = 0): string {
-  if (schema === undefined) return 'any JSON value'
-  if (schema.const !== undefined) return literal(schema.const)
-  if (schema.enum !== undefined) return schema.enum.length === 1 ? literal(schema.enum[0]) : `one of ${schema.enum.map(literal).join(' | ')}`
-  if (schema.oneOf !== undefined) {
-    return depth >= 2 ? 'one of several shapes' : `exactly one of: ${schema.oneOf.map((branch) => describeExpected(branch, depth + 1)).join(' | ')}`
-  }
-  switch (schema.type) {
-    case undefined:
-      return 'any JSON value'
-    case 'array':
-      return schema.items === undefined || depth >= 2 ? 'array' : `array of ${describeExpected(schema.items, depth + 1)}`
+function typeWords(schema: JsonSchemaNode, type: string, depth: number): string {
+  switch (type) {
+    case 'array': {
+      const { items, prefixItems } = schema
+      if (depth >= 2) return 'array'
+      if (prefixItems !== undefined) return `array [${prefixItems.map((item) => describeExpected(item, depth + 1)).join(', ')}${items === false ? '' : ', ...'}]`
+      return items === undefined || typeof items === 'boolean' || Array.isArray(items) ? 'array' : `array of ${describeExpected(items, depth + 1)}`
+    }
     case 'object': {
       const keys = Object.keys(schema.properties ?? {})
       if (keys.length === 0 || depth >= 2) return 'object'
@@ -111,8 +117,23 @@ function describeExpected(schema: JsonSchemaNode | undefined, depth = 0): string
       return `object {${shown.join(', ')}${keys.length > 8 ? ', ...' : ''}}`
     }
     default:
-      return schema.type
+      return schema.format !== undefined && type === 'string' ? `string (format "${schema.format}")` : type
   }
+}
+
+/** The expected shape of a schema node in words, two container levels deep at most. */
+function describeExpected(schema: JsonSchemaNode | undefined, depth = 0): string {
+  if (schema === undefined) return 'any JSON value'
+  if (schema.const !== undefined) return literal(schema.const)
+  if (schema.enum !== undefined) return schema.enum.length === 1 ? literal(schema.enum[0]) : `one of ${schema.enum.map(literal).join(' | ')}`
+  for (const [keyword, words] of [['oneOf', 'exactly one of'], ['anyOf', 'any of']] as const) {
+    const branches = schema[keyword]
+    if (branches === undefined) continue
+    return depth >= 2 ? 'one of several shapes' : `${words}: ${branches.map((branch) => describeExpected(branch, depth + 1)).join(' | ')}`
+  }
+  if (schema.type === undefined) return schema.$ref === undefined ? 'any JSON value' : `the schema at ${schema.$ref}`
+  const types = typeof schema.type === 'string' ? [schema.type] : schema.type
+  return types.map((type) => typeWords(schema, type, depth)).join(' | ')
 }
 
 /** Converts ajv's JSON Pointer into a `$` path, telling array indexes from keys by the value. */
@@ -139,14 +160,57 @@ function branchList(indexes: readonly number[]): string {
   return names.length <= 2 ? names.join(' and ') : `${names.slice(0, -1).join(', ')} and ${names.at(-1) ?? ''}`
 }
 
+/** What a keyword of the grown subset asks for, in words, from ajv's error parameters. */
+function constraintWords(error: ErrorObject): string | undefined {
+  const params = error.params as Record<string, unknown>
+  const limit = String(params['limit'])
+  switch (error.keyword) {
+    case 'minLength':
+      return `a string of at least ${limit} character${limit === '1' ? '' : 's'}`
+    case 'maxLength':
+      return `a string of at most ${limit} character${limit === '1' ? '' : 's'}`
+    case 'pattern':
+      return `a string matching /${String(params['pattern'])}/`
+    case 'format':
+      return `a string in format "${String(params['format'])}"`
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return `a number ${String(params['comparison'])} ${limit}`
+    case 'multipleOf':
+      return `a multiple of ${String(params['multipleOf'])}`
+    case 'minItems':
+      return `an array of at least ${limit} item${limit === '1' ? '' : 's'}`
+    case 'maxItems':
+    case 'items':
+      return `an array of at most ${limit} item${limit === '1' ? '' : 's'}`
+    case 'minProperties':
+      return `an object with at least ${limit} key${limit === '1' ? '' : 's'}`
+    case 'maxProperties':
+      return `an object with at most ${limit} key${limit === '1' ? '' : 's'}`
+    case 'uniqueItems':
+      return 'an array without duplicate items'
+    default:
+      return undefined
+  }
+}
+
 function issueOf(error: ErrorObject, root: JsonValue): SchemaIssue {
   const path = pathOf(error.instancePath, root)
   const schema = error.parentSchema as JsonSchemaNode | undefined
   const params = error.params as Record<string, unknown>
+  const propertyName = (error as { propertyName?: unknown }).propertyName
+  if (typeof propertyName === 'string') {
+    // A key refused by `propertyNames`: the key is what is wrong, at the place it would hold.
+    const inner = constraintWords(error) ?? describeExpected(schema)
+    return { path: appendKey(path, propertyName), expected: `a key that is ${inner}`, found: `key ${JSON.stringify(propertyName)}` }
+  }
   switch (error.keyword) {
     case 'required': {
       const key = String(params['missingProperty'])
-      return { path: appendKey(path, key), expected: `${describeExpected(schema?.properties?.[key])} (required key)`, found: 'missing' }
+      const declared = schema?.properties?.[key] ?? (typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined)
+      return { path: appendKey(path, key), expected: `${describeExpected(declared)} (required key)`, found: 'missing' }
     }
     case 'additionalProperties': {
       const key = String(params['additionalProperty'])
@@ -157,7 +221,8 @@ function issueOf(error: ErrorObject, root: JsonValue): SchemaIssue {
         found: 'unexpected key',
       }
     }
-    case 'oneOf': {
+    case 'oneOf':
+    case 'anyOf': {
       const passing = params['passingSchemas']
       const found = Array.isArray(passing)
         ? `${describeFound(error.data)}, which matches ${passing.length} branches (${branchList(passing as number[])})`
@@ -168,13 +233,17 @@ function issueOf(error: ErrorObject, root: JsonValue): SchemaIssue {
     case 'const':
     case 'type':
       return { path, expected: describeExpected(schema), found: describeFound(error.data) }
-    default:
-      return { path, expected: `a value satisfying "${error.keyword}"`, found: describeFound(error.data) }
+    case 'uniqueItems':
+      return { path, expected: 'an array without duplicate items', found: `items ${String(params['j'])} and ${String(params['i'])} are equal` }
+    default: {
+      const words = constraintWords(error)
+      return { path, expected: words ?? `a value satisfying "${error.keyword}"`, found: describeFound(error.data) }
+    }
   }
 }
 
 /**
- * Maps ajv errors to issues: one per problem, branch noise of failed `oneOf`s folded away. When no
+ * Maps ajv errors to issues: one per problem, branch noise of failed `oneOf`s and `anyOf`s folded away. When no
  * branch matched but exactly one has the value's shape at the top (say the object branch of an
  * object-or-null field), its inner problems are the ones to fix, and they are reported instead.
  * Linear in the errors (each is placed by its own paths): an argument array of thousands of items
@@ -182,7 +251,7 @@ function issueOf(error: ErrorObject, root: JsonValue): SchemaIssue {
  */
 function issuesOf(errors: readonly ErrorObject[], root: JsonValue): SchemaIssue[] {
   const oneOfs = new Map<string, ErrorObject>()
-  for (const error of errors) if (error.keyword === 'oneOf') oneOfs.set(oneOfKey(error.schemaPath, error.instancePath), error)
+  for (const error of errors) if (BRANCHING.has(error.keyword)) oneOfs.set(oneOfKey(error.schemaPath, error.instancePath), error)
   const places = errors.map((error) => (oneOfs.size === 0 ? [] : enclosingOneOfs(error)))
   // Per failed oneOf, the branches whose own type, const or enum (or a oneOf of their own) refused the value.
   const misshapen = new Map<string, Set<number>>()
@@ -210,7 +279,9 @@ function issuesOf(errors: readonly ErrorObject[], root: JsonValue): SchemaIssue[
   const issues: SchemaIssue[] = []
   const seen = new Set<string>()
   errors.forEach((error, index) => {
-    if (error.keyword === 'oneOf' && unfolded.has(oneOfKey(error.schemaPath, error.instancePath))) return
+    if (BRANCHING.has(error.keyword) && unfolded.has(oneOfKey(error.schemaPath, error.instancePath))) return
+    // The key's own error (carrying `propertyName`) says more than the summary.
+    if (error.keyword === 'propertyNames') return
     // Inside a oneOf that failed, only the branch it is read through speaks.
     if ((places[index] as OneOfPlace[]).some((place) => oneOfs.has(place.key) && unfolded.get(place.key) !== place.branch)) return
     // `enum`/`const` already name the exact values, which says more than the type does.
@@ -225,8 +296,11 @@ function issuesOf(errors: readonly ErrorObject[], root: JsonValue): SchemaIssue[
   return issues
 }
 
-/** Keywords of a `oneOf` branch's own node that say the value does not have its shape. */
-const SHAPE_KEYWORDS: ReadonlySet<string> = new Set(['type', 'const', 'enum', 'oneOf'])
+/** Keywords of a `oneOf`/`anyOf` branch's own node that say the value does not have its shape. */
+const SHAPE_KEYWORDS: ReadonlySet<string> = new Set(['type', 'const', 'enum', 'oneOf', 'anyOf'])
+
+/** Keywords whose branches are folded the same way: a failed one reports through one branch at most. */
+const BRANCHING: ReadonlySet<string> = new Set(['oneOf', 'anyOf'])
 
 /** A `oneOf` around an error: which one (its error's {@link oneOfKey}) and in which branch. */
 interface OneOfPlace {
@@ -242,34 +316,45 @@ function oneOfKey(schemaPath: string, instancePath: string): string {
 }
 
 /**
- * The `oneOf`s an error sits in, outermost first. Its schema path says where: each `properties/<key>`
- * and `items` step goes one level down the value (one segment of its instance path), each
- * `oneOf/<n>` enters branch n; the first other keyword is the one that failed.
+ * The `oneOf`s and `anyOf`s an error sits in, outermost first. Its schema path says where: each
+ * `properties/<key>`, `prefixItems/<n>`, `items` and `additionalProperties` step goes one level
+ * down the value, `allOf/<n>` and `propertyNames` stay on it, each `oneOf/<n>` or `anyOf/<n>`
+ * enters branch n; the first other keyword is the one that failed. Inside a referenced schema the
+ * path starts at its definition (`#/$defs/<name>/...`) while the value path starts at the root, so
+ * a branch's value is found by counting the value steps back from the end.
  */
 function enclosingOneOfs(error: ErrorObject): OneOfPlace[] {
   const segments = error.schemaPath.split('/')
   const instance = error.instancePath.split('/')
-  const places: OneOfPlace[] = []
+  const marks: Array<{ readonly end: number; readonly branch: number; readonly depth: number }> = []
   let depth = 0
-  for (let at = 1; at < segments.length; at++) {
+  let at = 1
+  if ((segments[1] === '$defs' || segments[1] === 'definitions') && segments.length > 3) at = 3
+  while (at < segments.length) {
     const segment = segments[at]
-    if (segment === 'properties') {
+    const hasIndex = at + 1 < segments.length
+    if ((segment === 'properties' || segment === 'prefixItems') && hasIndex) {
+      depth += 1
+      at += 2
+    } else if (segment === 'items' || segment === 'additionalProperties') {
       depth += 1
       at += 1
-    } else if (segment === 'items') {
-      depth += 1
-    } else if (segment === 'oneOf' && at + 1 < segments.length) {
-      places.push({
-        key: oneOfKey(segments.slice(0, at + 1).join('/'), instance.slice(0, depth + 1).join('/')),
-        branch: Number(segments[at + 1]),
-        atBranchRoot: at + 3 === segments.length && instance.length === depth + 1,
-      })
+    } else if (segment === 'allOf' && hasIndex) {
+      at += 2
+    } else if (segment === 'propertyNames') {
       at += 1
+    } else if ((segment === 'oneOf' || segment === 'anyOf') && hasIndex) {
+      marks.push({ end: at, branch: Number(segments[at + 1]), depth })
+      at += 2
     } else {
       break
     }
   }
-  return places
+  return marks.map((mark) => ({
+    key: oneOfKey(segments.slice(0, mark.end + 1).join('/'), instance.slice(0, instance.length - (depth - mark.depth)).join('/')),
+    branch: mark.branch,
+    atBranchRoot: mark.end + 3 === segments.length && depth === mark.depth,
+  }))
 }
 
 function parentPath(schemaPath: string): string {
@@ -288,7 +373,14 @@ function check(checked: CheckedSchema, value: unknown): { readonly issues: reado
     return { issues: [{ path, expected: 'a lossless JSON value', found: `non-JSON value: ${reason}` }], snapshot: undefined }
   }
   const validate = validatorOf(checked)
-  if (validate(snapshot)) return { issues: [], snapshot }
+  try {
+    if (validate(snapshot)) return { issues: [], snapshot }
+  } catch (error) {
+    // A recursive schema is checked by recursion per level of the value: a value nested deeper
+    // than the stack allows is refused, not a crash.
+    if (!(error instanceof RangeError)) throw error
+    return { issues: [{ path: '$', expected: 'a value nested shallowly enough to be checked', found: 'a value nested too deeply for its recursive schema' }], snapshot: undefined }
+  }
   return { issues: issuesOf(validate.errors ?? [], snapshot), snapshot: undefined }
 }
 

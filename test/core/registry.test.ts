@@ -31,7 +31,7 @@ describe('register', () => {
     for (const timeoutMs of [0, -1, Number.POSITIVE_INFINITY, Number.NaN]) {
       expect(() => ctx.tools.register(rawTool('t', { timeoutMs }))).toThrow(/timeoutMs must be a positive finite/)
     }
-    const bad = { ...rawTool('t', { outputSchema: { type: 'string', pattern: 'x' } as never }), parameters: { type: 'array' } as never }
+    const bad = { ...rawTool('t', { outputSchema: { type: 'string', not: { const: 'x' } } as never }), parameters: { type: 'array' } as never }
     let message = ''
     try {
       ctx.tools.register(bad)

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { ToolErrorCode } from '../../src/errors.ts'
 import { assertObjectJsonSchema, assertSupportedJsonSchema, JsonSchemaError, MAX_SCHEMA_DEPTH } from '../../src/schema/json-schema.ts'
+import { mcpFixture } from '../fixtures/mcp-schemas.ts'
 
 function issuesOf(schema: unknown): Array<{ path: string; message: string }> {
   try {
@@ -49,7 +50,7 @@ describe('assertSupportedJsonSchema rejects', () => {
 
   test('every branch of a oneOf beside a hole, not only the hole', () => {
     // eslint-disable-next-line no-sparse-arrays
-    expect(pathsOf({ oneOf: [{ $ref: '#' }, , { type: 'strin' }] })).toEqual(['$.oneOf[1]', '$.oneOf[0].$ref', '$.oneOf[2].type'])
+    expect(pathsOf({ oneOf: [{ not: {} }, , { type: 'strin' }] })).toEqual(['$.oneOf[1]', '$.oneOf[0].not', '$.oneOf[2].type'])
   })
 
   test('a const that is not among the enum values, which nothing could match', () => {
@@ -62,45 +63,52 @@ describe('assertSupportedJsonSchema rejects', () => {
       pathsOf({
         type: 'object',
         properties: {
-          a: { type: 'string', format: 'email' },
+          a: { type: 'string', not: { const: '' } },
           b: { type: 'array', items: { $ref: '#/a' } },
           c: { oneOf: [{ type: 'string' }] },
         },
         required: ['a', 'missing'],
-        additionalProperties: { type: 'string' },
+        patternProperties: { '^x': { type: 'string' } },
       }).sort(),
-    ).toEqual(['$.additionalProperties', '$.properties.a.format', '$.properties.b.items.$ref', '$.properties.c.oneOf', '$.required[1]'])
+    ).toEqual(['$.patternProperties', '$.properties.a.not', '$.properties.b.items.$ref', '$.properties.c.oneOf', '$.required[1]'])
   })
 
   test('every bad path under a broken or misplaced parent too, in declaration order', () => {
-    expect(pathsOf({ type: 'obect', properties: { a: { $ref: '#/x' }, b: { type: 'string', pattern: 'x' } } })).toEqual([
+    expect(pathsOf({ type: 'obect', properties: { a: { $ref: 'https://example.com/a' }, b: { type: 'string', pattern: '(' } } })).toEqual([
       '$.type',
       '$.properties.a.$ref',
       '$.properties.b.pattern',
     ])
-    expect(pathsOf({ oneOf: [{ type: 'string', format: 'email' }] })).toEqual(['$.oneOf', '$.oneOf[0].format'])
+    expect(pathsOf({ oneOf: [{ type: 'string', not: {} }] })).toEqual(['$.oneOf', '$.oneOf[0].not'])
     expect(pathsOf({ properties: { a: { minLength: 1 } } })).toEqual(['$.properties', '$.properties.a.minLength'])
-    expect(pathsOf({ type: ['object', 'null'], properties: { a: { format: 'uri' } } })).toEqual(['$.type', '$.properties.a.format'])
+    expect(pathsOf({ type: ['object', 'nul'], properties: { a: { not: {} } } })).toEqual(['$.type[1]', '$.properties.a.not'])
     expect(pathsOf({ type: 'string', items: { $ref: '#/x' } })).toEqual(['$.items', '$.items.$ref'])
-    expect(pathsOf({ type: 'array', items: [{ type: 'string' }, { $ref: '#/x' }] })).toEqual(['$.items', '$.items[1].$ref'])
-  })
-
-  test('unknown keywords, naming them', () => {
-    expect(issuesOf({ type: 'string', minLength: 1 })).toEqual([
-      { path: '$.minLength', message: expect.stringContaining('unsupported keyword "minLength"') },
+    expect(pathsOf({ type: 'array', prefixItems: [{}], items: [{ type: 'string' }, { not: {} }] })).toEqual(['$.items', '$.items[1].not'])
+    expect(pathsOf({ type: 'string', anyOf: [{ type: 'string', if: {} }], additionalProperties: { type: 'strin' } })).toEqual([
+      '$.additionalProperties',
+      '$.anyOf[0].if',
+      '$.additionalProperties.type',
     ])
   })
 
-  test('$ref with a hint to inline the schema', () => {
-    expect(issuesOf({ $ref: '#/definitions/x' })[0]?.message).toMatch(/references are not supported/)
+  test('unknown keywords, naming them', () => {
+    expect(issuesOf({ type: 'string', contentMediaType: 'text/plain' })).toEqual([
+      { path: '$.contentMediaType', message: expect.stringContaining('unsupported keyword "contentMediaType"') },
+    ])
   })
 
-  test('$schema, which is never enforced', () => {
-    expect(pathsOf({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' })).toEqual(['$.$schema'])
+  test('a $ref to another document, saying only local references are followed', () => {
+    expect(issuesOf({ $ref: 'https://example.com/schema.json#/$defs/x' })[0]?.message).toMatch(/only local references/)
   })
 
-  test('type arrays', () => {
-    expect(issuesOf({ type: ['string', 'null'] })[0]).toEqual({ path: '$.type', message: expect.stringContaining('type arrays are not supported') })
+  test('a $id below the root (an embedded schema resource)', () => {
+    expect(pathsOf({ $id: 'https://example.com/root', type: 'object', properties: { a: { $id: 'a', type: 'string' } } })).toEqual(['$.properties.a.$id'])
+  })
+
+  test('type arrays that are empty, repeat a type or name an unknown one', () => {
+    expect(pathsOf({ type: [] })).toEqual(['$.type'])
+    expect(pathsOf({ type: ['string', 'string'] })).toEqual(['$.type[1]'])
+    expect(pathsOf({ type: ['string', 'date'] })).toEqual(['$.type[1]'])
   })
 
   test('an unknown type name', () => {
@@ -123,8 +131,9 @@ describe('assertSupportedJsonSchema rejects', () => {
     expect(pathsOf({ type: 'object', items: {} })).toEqual(['$.items'])
   })
 
-  test('tuple items', () => {
-    expect(pathsOf({ type: 'array', items: [{ type: 'string' }] })).toEqual(['$.items'])
+  test('an items array beside prefixItems, and additionalItems without an items array', () => {
+    expect(pathsOf({ type: 'array', prefixItems: [{ type: 'string' }], items: [{ type: 'string' }] })).toEqual(['$.items'])
+    expect(pathsOf({ type: 'array', items: { type: 'string' }, additionalItems: false })).toEqual(['$.additionalItems'])
   })
 
   test('enum and const on object and array nodes', () => {
@@ -166,8 +175,10 @@ describe('assertSupportedJsonSchema rejects', () => {
     expect(pathsOf({ type: 'object', properties: { a: {} }, required: ['a', 'a'] })).toEqual(['$.required[1]'])
   })
 
-  test('additionalProperties given as a schema', () => {
-    expect(issuesOf({ type: 'object', additionalProperties: {} })[0]?.message).toMatch(/expected true or false/)
+  test('additionalProperties given as neither a boolean nor a schema', () => {
+    expect(issuesOf({ type: 'object', additionalProperties: 'no' })).toEqual([
+      { path: '$.additionalProperties', message: expect.stringMatching(/expected a schema node/) },
+    ])
   })
 
   test('a single-branch oneOf', () => {
@@ -175,7 +186,7 @@ describe('assertSupportedJsonSchema rejects', () => {
   })
 
   test('unsupported keywords inside oneOf branches, by branch index', () => {
-    expect(pathsOf({ oneOf: [{ type: 'string', pattern: 'x' }, { allOf: [] }] })).toEqual(['$.oneOf[0].pattern', '$.oneOf[1].allOf'])
+    expect(pathsOf({ oneOf: [{ type: 'string', not: {} }, { allOf: [] }] })).toEqual(['$.oneOf[0].not', '$.oneOf[1].allOf'])
   })
 
   test('a default that is not lossless JSON, at its inner path', () => {
@@ -284,5 +295,96 @@ describe('assertObjectJsonSchema', () => {
 
   test('reports unsupported keywords of an object root', () => {
     expect(() => assertObjectJsonSchema({ type: 'object', patternProperties: {} })).toThrow(/patternProperties/)
+  })
+})
+
+describe('the grown subset', () => {
+  test.each([
+    ['the annotations servers send', { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'https://example.com/s', $comment: 'c', type: 'object', title: 'T', description: 'd', deprecated: true, properties: { a: { type: 'string', readOnly: true, writeOnly: false, examples: ['x'], default: 'x' } } }],
+    ['string constraints', { type: 'string', minLength: 1, maxLength: 9, pattern: '^[a-z]+$', format: 'email' }],
+    ['an unknown format, as an annotation', { type: 'integer', format: 'int32' }],
+    ['number constraints', { type: 'number', minimum: -1, maximum: 9007199254740991, exclusiveMinimum: -2, exclusiveMaximum: 1e300, multipleOf: 0.5 }],
+    ['array constraints', { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 3, uniqueItems: true }],
+    ['object constraints', { type: 'object', minProperties: 1, maxProperties: 2, propertyNames: { type: 'string', pattern: '^[A-Z]+$' }, additionalProperties: { type: 'number' } }],
+    ['a type array with enum values of either type', { type: ['string', 'null'], enum: ['a', null] }],
+    ['object keywords beside a type array that includes object', { type: ['object', 'null'], properties: { a: {} }, required: ['a'] }],
+    ['anyOf and allOf', { anyOf: [{ type: 'string' }, { allOf: [{ type: 'object', properties: { a: {} } }, { type: 'object', required: [] }] }] }],
+    ['a 2020-12 tuple', { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false }],
+    ['a draft-07 tuple', { type: 'array', items: [{ type: 'string' }, { type: 'boolean' }], additionalItems: false, minItems: 2 }],
+    ['a record with required keys its additionalProperties schema describes', { type: 'object', propertyNames: { enum: ['a', 'b'] }, required: ['a', 'b'], additionalProperties: { type: 'string' } }],
+    ['a recursive $ref through an item', { $ref: '#/$defs/node', $defs: { node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/$defs/node' } } } } } }],
+    ['a reference to the root through a property', { type: 'object', properties: { next: { anyOf: [{ $ref: '#' }, { type: 'null' }] } } }],
+    ['draft-07 definitions', { type: 'object', properties: { a: { allOf: [{ $ref: '#/definitions/x' }] } }, definitions: { x: { type: 'string' } } }],
+    ['a percent-encoded reference with an escaped key', { $ref: '#/$defs/a~1b%20c', $defs: { 'a/b c': { type: 'string' } } }],
+  ])('%s', (_name, schema) => {
+    expect(() => assertSupportedJsonSchema(schema)).not.toThrow()
+  })
+
+  test('refuses a pattern the validator cannot compile with the u flag, at its path', () => {
+    expect(issuesOf({ type: 'object', properties: { a: { type: 'string', pattern: '\\-[' } } })).toEqual([
+      { path: '$.properties.a.pattern', message: expect.stringContaining('"u" flag') },
+    ])
+    // Without the u flag `\-` outside a class is an identity escape; with it, a syntax error.
+    expect(pathsOf({ type: 'string', pattern: 'a\\-b' })).toEqual(['$.pattern'])
+  })
+
+  test('refuses keywords for one kind of value where the type does not name it', () => {
+    expect(issuesOf({ type: 'string', minimum: 1 })).toEqual([{ path: '$.minimum', message: '"minimum" is only allowed when the type includes "number" or "integer"' }])
+    expect(issuesOf({ maxItems: 1 })).toEqual([{ path: '$.maxItems', message: '"maxItems" needs a "type" that includes "array"' }])
+    expect(pathsOf({ type: ['string', 'null'], properties: {} })).toEqual(['$.properties'])
+  })
+
+  test('refuses malformed constraint values, every one at once', () => {
+    expect(
+      pathsOf({
+        type: ['string', 'number', 'array', 'object'],
+        minLength: -1,
+        maxLength: 1.5,
+        minimum: '1',
+        exclusiveMaximum: true,
+        multipleOf: 0,
+        uniqueItems: 'yes',
+        maxProperties: Number.NaN,
+        format: 1,
+        deprecated: 'no',
+      }),
+    ).toEqual(['$.minLength', '$.maxLength', '$.minimum', '$.exclusiveMaximum', '$.multipleOf', '$.uniqueItems', '$.maxProperties', '$.format', '$.deprecated'])
+  })
+
+  test('names the draft-04 boolean form of exclusiveMinimum', () => {
+    expect(issuesOf({ type: 'number', minimum: 0, exclusiveMinimum: true })[0]?.message).toMatch(/draft-04 boolean form/)
+  })
+
+  test('refuses a $ref that points to no schema of the document', () => {
+    expect(issuesOf({ type: 'object', properties: { a: { $ref: '#/$defs/missing' } } })).toEqual([
+      { path: '$.properties.a.$ref', message: '$ref "#/$defs/missing" does not point to a schema in this document' },
+    ])
+    expect(pathsOf({ type: 'object', properties: { a: { $ref: '#/properties' } } })).toEqual(['$.properties.a.$ref'])
+    expect(pathsOf({ $ref: '#anchor' })).toEqual(['$.$ref'])
+  })
+
+  test('refuses reference cycles that never go into a property or an item', () => {
+    expect(pathsOf({ $ref: '#' })).toEqual(['$.$ref'])
+    expect(pathsOf({ $ref: '#/$defs/a', $defs: { a: { $ref: '#/$defs/b' }, b: { anyOf: [{ type: 'string' }, { $ref: '#/$defs/a' }] } } })).toEqual([
+      '$.$defs.b.anyOf[1].$ref',
+    ])
+  })
+
+  test('checks a schema whose $defs reference each other in a long chain without following them', () => {
+    const defs: Record<string, unknown> = {}
+    for (let index = 0; index < 5000; index += 1) defs[`d${index}`] = { type: 'array', items: { $ref: `#/$defs/d${index + 1}` } }
+    defs['d5000'] = { type: 'array', items: { $ref: '#/$defs/d0' } }
+    expect(() => assertSupportedJsonSchema({ $ref: '#/$defs/d0', $defs: defs })).not.toThrow()
+  })
+
+  test('accepts every input schema of the published MCP servers and of zod 4, unchanged', () => {
+    for (const [source, tools] of Object.entries(mcpFixture)) {
+      for (const tool of tools) {
+        const before = JSON.stringify(tool.inputSchema)
+        expect(() => assertObjectJsonSchema(tool.inputSchema), `${source} ${tool.name}`).not.toThrow()
+        if (tool.outputSchema !== undefined) expect(() => assertSupportedJsonSchema(tool.outputSchema), `${source} ${tool.name} output`).not.toThrow()
+        expect(JSON.stringify(tool.inputSchema)).toBe(before)
+      }
+    }
   })
 })

@@ -186,7 +186,7 @@ describe('validateJsonSchemaValue', () => {
   })
 
   test('throws JsonSchemaError for an unsupported schema rather than validating against it', () => {
-    expect(() => validateJsonSchemaValue({ type: 'string', format: 'email' } as JsonSchemaNode, 'x')).toThrow(JsonSchemaError)
+    expect(() => validateJsonSchemaValue({ type: 'string', not: { const: 'x' } } as JsonSchemaNode, 'x')).toThrow(JsonSchemaError)
   })
 
   test('does not edit the value it validates', () => {
@@ -258,7 +258,7 @@ describe('a schema edited between calls', () => {
     expect(validateJsonSchemaValue(schema as JsonSchemaNode, { name: 'x' })).toEqual([])
     schema.properties.name.enum = ['a']
     expect(validateJsonSchemaValue(schema as JsonSchemaNode, { name: 'x' }).map((issue) => issue.path)).toEqual(['$.name'])
-    schema.properties.name.pattern = '^x$'
+    schema.properties.name.not = { const: 'x' }
     expect(() => validateJsonSchemaValue(schema as JsonSchemaNode, { name: 'x' })).toThrow(JsonSchemaError)
   })
 
@@ -268,5 +268,102 @@ describe('a schema edited between calls', () => {
     spec.a = { type: 'number', required: true }
     expect(() => validateArgs(spec, { a: 'x' })).toThrow(ToolArgsError)
     expect(validateArgs(spec, { a: 1 })).toEqual({ a: 1 })
+  })
+})
+
+describe('the grown subset is enforced', () => {
+  test('string lengths, patterns and known formats, each named in words', () => {
+    const schema: JsonSchemaNode = {
+      type: 'object',
+      properties: {
+        title: { type: 'string', minLength: 1, maxLength: 3 },
+        slug: { type: 'string', pattern: '^[a-z]+$' },
+        email: { type: 'string', format: 'email' },
+        when: { type: 'string', format: 'date-time' },
+      },
+    }
+    expect(messages(schema, { title: '', slug: 'A', email: 'nope', when: '2026-12-06T02:00:00Z' })).toEqual([
+      '$.title: expected a string of at least 1 character, found string ""',
+      '$.slug: expected a string matching /^[a-z]+$/, found string "A"',
+      '$.email: expected a string in format "email", found string "nope"',
+    ])
+    expect(messages(schema, { title: 'abcd', when: 'yesterday' })).toEqual([
+      '$.title: expected a string of at most 3 characters, found string "abcd"',
+      '$.when: expected a string in format "date-time", found string "yesterday"',
+    ])
+  })
+
+  test('a pattern matches with the u flag, as the walker compiled it', () => {
+    expect(validateJsonSchemaValue({ type: 'string', pattern: '^.$' }, '😀')).toEqual([])
+    expect(validateJsonSchemaValue({ type: 'string', pattern: '^\\p{Lu}+$' }, 'ÀB')).toEqual([])
+  })
+
+  test('an unknown format is an annotation: never enforced', () => {
+    expect(validateJsonSchemaValue({ type: 'string', format: 'json' }, 'not json {')).toEqual([])
+    expect(validateJsonSchemaValue({ type: 'integer', format: 'int32' }, 2 ** 40)).toEqual([])
+  })
+
+  test('number bounds and multipleOf; zod\'s safe-integer bounds pass every safe integer', () => {
+    const schema: JsonSchemaNode = { type: 'number', exclusiveMinimum: 0, maximum: 10, multipleOf: 0.5 }
+    expect(messages(schema, 0)).toEqual(['$: expected a number > 0, found number 0'])
+    expect(messages(schema, 10.5)).toEqual(['$: expected a number <= 10, found number 10.5'])
+    expect(messages(schema, 1.25)).toEqual(['$: expected a multiple of 0.5, found number 1.25'])
+    const zodInt: JsonSchemaNode = { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 }
+    expect(validateJsonSchemaValue(zodInt, Number.MAX_SAFE_INTEGER)).toEqual([])
+    expect(validateJsonSchemaValue(zodInt, Number.MIN_SAFE_INTEGER)).toEqual([])
+  })
+
+  test('array lengths, uniqueness and tuples in both spellings', () => {
+    expect(messages({ type: 'array', minItems: 1, uniqueItems: true }, [])).toEqual(['$: expected an array of at least 1 item, found array of 0 items'])
+    expect(messages({ type: 'array', uniqueItems: true }, [{ a: 1 }, { a: 1 }])).toEqual(['$: expected an array without duplicate items, found items 0 and 1 are equal'])
+    for (const tuple of [
+      { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false },
+      { type: 'array', items: [{ type: 'string' }, { type: 'number' }], additionalItems: false },
+    ] as JsonSchemaNode[]) {
+      expect(validateJsonSchemaValue(tuple, ['a', 1])).toEqual([])
+      expect(messages(tuple, ['a', 'b'])).toEqual(['$[1]: expected number, found string "b"'])
+      expect(messages(tuple, ['a', 1, 2])).toEqual(['$: expected an array of at most 2 items, found array of 3 items'])
+    }
+  })
+
+  test('records: additionalProperties schemas, propertyNames and key counts', () => {
+    const schema: JsonSchemaNode = { type: 'object', propertyNames: { type: 'string', pattern: '^[A-Z_]+$' }, additionalProperties: { type: 'number' }, maxProperties: 2 }
+    expect(validateJsonSchemaValue(schema, { A: 1, B_C: 2 })).toEqual([])
+    expect(messages(schema, { A: 'x', low: 1, C: 3 })).toEqual([
+      '$: expected an object with at most 2 keys, found object with keys "A", "low", "C"',
+      '$.low: expected a key that is a string matching /^[A-Z_]+$/, found key "low"',
+      '$.A: expected number, found string "x"',
+    ])
+  })
+
+  test('type arrays, anyOf and allOf', () => {
+    expect(validateJsonSchemaValue({ type: ['string', 'null'] }, null)).toEqual([])
+    expect(messages({ type: ['string', 'null'] }, 1)).toEqual(['$: expected string | null, found number 1'])
+    const either: JsonSchemaNode = { anyOf: [{ type: 'string', minLength: 2 }, { type: 'null' }] }
+    expect(messages(either, 'a')).toEqual(['$: expected a string of at least 2 characters, found string "a"'])
+    expect(messages({ allOf: [{ type: 'object', required: [], properties: { a: { type: 'string' } } }, { type: 'object', properties: { b: { type: 'number' } }, required: ['b'] }] }, { a: 'x' })).toEqual([
+      '$.b: expected number (required key), found missing',
+    ])
+  })
+
+  test('recursive references, to any depth a value reasonably has', () => {
+    const tree: JsonSchemaNode = {
+      $ref: '#/$defs/node',
+      $defs: { node: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/node' } } }, required: ['name'] } },
+    }
+    expect(validateJsonSchemaValue(tree, { name: 'a', children: [{ name: 'b', children: [] }] })).toEqual([])
+    expect(messages(tree, { name: 'a', children: [{ name: 'b', children: [{ name: 3 }] }] })).toEqual(['$.children[0].children[0].name: expected string, found number 3'])
+  })
+
+  test('a value nested too deeply for its recursive schema is an issue, not a crash', () => {
+    const list: JsonSchemaNode = { type: 'object', properties: { next: { $ref: '#' } } }
+    let value: Record<string, unknown> = {}
+    for (let level = 0; level < 200_000; level += 1) value = { next: value }
+    expect(messages(list, value)).toEqual(['$: expected a value nested shallowly enough to be checked, found a value nested too deeply for its recursive schema'])
+  })
+
+  test('sibling keywords of a $ref are enforced too', () => {
+    const schema: JsonSchemaNode = { type: 'string', $ref: '#/$defs/s', minLength: 3, $defs: { s: { type: 'string', maxLength: 5 } } }
+    expect(messages(schema, 'ab')).toEqual(['$: expected a string of at least 3 characters, found string "ab"'])
   })
 })
