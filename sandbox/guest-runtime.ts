@@ -1,4 +1,4 @@
-import { compactScript } from './compact-script.ts'
+import { COMPACT_RUNTIME } from './guest-runtime-compact.ts'
 import type { EngineFailure, SandboxLimitName, SandboxLimits } from './engine.ts'
 
 /**
@@ -243,12 +243,12 @@ function countLines(code: string): number {
 
 /**
  * The prelude source. Plain ES2020 JavaScript (no template literals, so it can live in this raw
- * string; no regular expression literals, which {@link compactScript} does not take). It is an
+ * string; no regular expression literals, which compact-script.ts does not take). It is an
  * expression script: its completion value is the {@link GuestRuntimeApi}. Returned without its
  * comments and indentation (every line where it was): a QuickJS worker compiles it for every run.
  */
 export function guestRuntimeSource(): string {
-  compactPrelude ??= compactScript(PRELUDE).replace(DEFERRED_SLOT, () => JSON.stringify(deferredRuntimeSource()))
+  compactPrelude ??= compacted(PRELUDE, COMPACT_RUNTIME.prelude).replace(DEFERRED_SLOT, () => JSON.stringify(deferredRuntimeSource()))
   return compactPrelude
 }
 let compactPrelude: string | undefined
@@ -258,10 +258,34 @@ let compactPrelude: string | undefined
  * string literal, which the guest compiles only when it needs it (see `late` in the prelude).
  */
 export function deferredRuntimeSource(): string {
-  compactDeferred ??= compactScript(DEFERRED)
+  compactDeferred ??= compacted(DEFERRED, COMPACT_RUNTIME.deferred)
   return compactDeferred
 }
 let compactDeferred: string | undefined
+
+/**
+ * The prelude's two parts as written, for scripts/compact-guest-runtime.ts, which compacts them
+ * ahead of time (compact-script.ts parses with TypeScript, which a run must not load).
+ */
+export function runtimeSourceParts(): { readonly prelude: string; readonly deferred: string } {
+  return { prelude: PRELUDE, deferred: DEFERRED }
+}
+
+/** A fingerprint of a source text (FNV-1a over its UTF-16 code units, and its length). */
+export function sourceFingerprint(source: string): string {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < source.length; i++) hash = Math.imul(hash ^ source.charCodeAt(i), 0x01000193)
+  return `${(hash >>> 0).toString(16)}:${source.length}`
+}
+
+/**
+ * `source` as compacted ahead of time, or as it is when the stored text was made from another
+ * version of it (an edit not yet followed by `npm run compact-runtime`: correct, only slower to
+ * compile; a test names the command).
+ */
+function compacted(source: string, stored: { readonly fingerprint: string; readonly text: string }): string {
+  return stored.fingerprint === sourceFingerprint(source) ? stored.text : source
+}
 
 /** Where the prelude holds the deferred part's source, as a string literal. */
 const DEFERRED_SLOT = 'DEFERRED_SOURCE_TEXT'

@@ -14,8 +14,8 @@ import type { GeneratedSdk } from '../sdk-gen/index.ts'
 import { RunBridge } from './bridge.ts'
 import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimitName, SandboxLimits } from './engine.ts'
 import { describeLimit, resolveLimits, withCeilings } from './limits.ts'
+import { isPlainJavaScript } from './plain-javascript.ts'
 import { createQuickJSEngine } from './quickjs/quickjs-engine.ts'
-import { stripsQuickly, stripTypes } from './strip-types.ts'
 import type { StripTypesResult } from './strip-types.ts'
 import { MAX_CHECK_MS, MAX_STRIP_MS, TypeCheckThread } from './type-check-thread.ts'
 import type { OffThreadFailure, OffThreadJobOptions } from './type-check-thread.ts'
@@ -162,8 +162,8 @@ function defaultEngine(limits: SandboxLimits): SandboxEngine {
 }
 
 /**
- * The process's TypeScript thread (type checks, and the type removal of programs too costly to
- * parse on the main thread), started by the first run that needs it.
+ * The process's TypeScript thread (type checks, and the type removal of every program that is not
+ * plain JavaScript), started by the first run that needs it: the main thread never loads TypeScript.
  */
 let typeScriptThread: TypeCheckThread | undefined
 function sharedTypeScriptThread(): TypeCheckThread {
@@ -277,7 +277,7 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
   })
 }
 
-/** Remove the types of a program too costly to parse on the main thread, in the TypeScript thread. */
+/** Remove the types of a program in the TypeScript thread. */
 async function stripOffThread(code: string, limits: SandboxLimits, options: OffThreadJobOptions): Promise<StripTypesResult> {
   const outcome = await sharedTypeScriptThread().strip(code, options)
   if (!outcome.ok) throw stopped(options.signal, outcome.reason === 'aborted', () => offThreadMessage('strip', outcome.reason, limits))
@@ -310,10 +310,11 @@ async function runProgram(
   const owner = exec.agent === undefined ? {} : { owner: exec.agent }
   // What is left of the wall-time limit, the whole run's: what stripping and checking took is gone from it.
   const remainingMs = (): number => Math.max(1, Math.floor(limits.wallTimeMs - (performance.now() - started)))
-  // Parsing is synchronous, and a few hundred hostile bytes can keep the parser busy for seconds:
-  // only a program the pre-scan bounds to milliseconds is parsed here, on the host's main thread.
-  const quick = stripsQuickly(code)
-  const stripped = quick ? stripTypes(code) : await stripOffThread(code, limits, { timeoutMs: remainingMs(), signal: exec.signal, ...owner })
+  // Plain JavaScript runs as written. Anything else is parsed by TypeScript in its own thread: loading
+  // it costs the main thread half a second and 80 MB, and a few hundred hostile bytes can keep the
+  // parser busy for seconds.
+  const plain = isPlainJavaScript(code)
+  const stripped: StripTypesResult = plain ? { ok: true, code } : await stripOffThread(code, limits, { timeoutMs: remainingMs(), signal: exec.signal, ...owner })
   if (!stripped.ok) {
     throw codeRunFailed(`The program was not run: line ${stripped.line}, column ${stripped.column}: ${stripped.message}`)
   }
@@ -329,7 +330,7 @@ async function runProgram(
       throw codeRunFailed(`The program was not run, it has type errors:\n${lines.join('\n')}`)
     }
   }
-  const runLimits = quick && !typeCheck ? limits : { ...limits, wallTimeMs: remainingMs() }
+  const runLimits = plain && !typeCheck ? limits : { ...limits, wallTimeMs: remainingMs() }
 
   const bridge = new RunBridge(host, exec, limits)
   let outcome

@@ -6,3 +6,6 @@ export type CoreStripResult =
   | { readonly ok: false; readonly message: string; readonly line: number; readonly column: number }
 
 export declare function stripTypes(source: string): CoreStripResult
+
+/** Load TypeScript and ts-blank-space ahead of the first strip, asynchronously (what a worker does). */
+export declare function loadStripper(): Promise<void>

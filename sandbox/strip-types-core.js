@@ -2,9 +2,18 @@
 // that strips costly programs off the main thread (type-check-worker.js) can load it too: a worker
 // cannot load TypeScript on Node 20. Both threads run this same code, so a program gets the same
 // result, errors and positions on either.
+//
+// TypeScript (about 80 MB and half a second to load) is loaded on the first strip, never at
+// import: a process that runs only plain JavaScript never loads it.
 
-import { blankSourceFile } from 'ts-blank-space'
-import ts from 'typescript'
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+
+/** @type {typeof import('typescript')} */
+let ts
+/** @type {typeof import('ts-blank-space').blankSourceFile} */
+let blankSourceFile
 
 // The program is the body of an async function. Parsing it wrapped in one puts `await` and
 // `return` in their real context; the prefix shares the first line, so no line number moves.
@@ -12,19 +21,59 @@ const PREFIX = 'async function __program__() {'
 const SUFFIX = '\n}'
 
 /** @type {import('typescript').CreateSourceFileOptions} */
-const PARSE_OPTIONS = {
-  languageVersion: ts.ScriptTarget.ESNext,
-  jsDocParsingMode: ts.JSDocParsingMode.ParseNone,
+let PARSE_OPTIONS
+/** @type {ReadonlySet<import('typescript').SyntaxKind>} */
+let PARAMETER_PROPERTY_MODIFIERS
+
+/**
+ * Take TypeScript and ts-blank-space (a namespace as `import()` or `require()` gives it).
+ * TypeScript is resolved from ts-blank-space's own location: the blanker walks the tree with the
+ * SyntaxKind numbers of its copy, so the parse must come from that same copy, even where a
+ * project's own TypeScript sits beside it.
+ * @param {{ blankSourceFile: typeof import('ts-blank-space').blankSourceFile }} blanker
+ */
+function use(blanker) {
+  const typescript = createRequire(require.resolve('ts-blank-space'))('typescript')
+  PARSE_OPTIONS = { languageVersion: typescript.ScriptTarget.ESNext, jsDocParsingMode: typescript.JSDocParsingMode.ParseNone }
+  PARAMETER_PROPERTY_MODIFIERS = new Set([
+    typescript.SyntaxKind.PublicKeyword,
+    typescript.SyntaxKind.PrivateKeyword,
+    typescript.SyntaxKind.ProtectedKeyword,
+    typescript.SyntaxKind.ReadonlyKeyword,
+    typescript.SyntaxKind.OverrideKeyword,
+  ])
+  blankSourceFile = blanker.blankSourceFile
+  ts = typescript
 }
 
-/** @type {ReadonlySet<import('typescript').SyntaxKind>} */
-const PARAMETER_PROPERTY_MODIFIERS = new Set([
-  ts.SyntaxKind.PublicKeyword,
-  ts.SyntaxKind.PrivateKeyword,
-  ts.SyntaxKind.ProtectedKeyword,
-  ts.SyntaxKind.ReadonlyKeyword,
-  ts.SyntaxKind.OverrideKeyword,
-])
+/**
+ * Load TypeScript and ts-blank-space now, asynchronously (any Node 20): what a worker thread does
+ * before its first strip. Later calls do nothing.
+ * @returns {Promise<void>}
+ */
+export async function loadStripper() {
+  if (ts === undefined) use(await import('ts-blank-space'))
+}
+
+/**
+ * Load them synchronously, on the first strip of a thread that did not call loadStripper:
+ * ts-blank-space is an ES module, which `require` loads from Node 20.19 on.
+ */
+function loadStripperSync() {
+  if (ts !== undefined) return
+  let blanker
+  try {
+    blanker = require('ts-blank-space')
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause)
+    throw new Error(
+      `stripTypes could not load ts-blank-space synchronously (it is an ES module: Node 20.19 or newer loads it with require): ${reason}. ` +
+        'Upgrade Node, or let run_code strip programs (it does so in a worker thread).',
+      { cause },
+    )
+  }
+  use(blanker)
+}
 
 /**
  * Why `node` (reported by ts-blank-space) cannot be erased, and what to write instead.
@@ -149,6 +198,7 @@ function endOverloads(file, blanked) {
  * @returns {import('./strip-types-core.d.ts').CoreStripResult}
  */
 export function stripTypes(source) {
+  loadStripperSync()
   try {
     return strip(source)
   } catch (error) {

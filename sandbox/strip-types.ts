@@ -2,7 +2,10 @@
  * Position-preserving type removal for `run_code` programs. Models often write TypeScript; its
  * types are blanked out with `ts-blank-space`, so every line and column of the JavaScript that
  * runs is where the model wrote it, and a guest error position needs no mapping back. The work is
- * done in strip-types-core.js, plain JavaScript that the TypeScript worker thread runs too.
+ * done in strip-types-core.js, plain JavaScript that the TypeScript worker thread runs too. TypeScript
+ * is loaded by the first call, not by importing this module; `run_code` never calls it on the main
+ * thread (plain JavaScript needs no removal, see plain-javascript.ts, and the rest is removed in its
+ * TypeScript thread).
  */
 
 import { stripTypes as stripTypesCore } from './strip-types-core.js'
@@ -20,7 +23,8 @@ export type StripTypesResult =
  * properties, `<T>x` assertions, `import`/`export`), naming the construct and what to write instead.
  *
  * Synchronous, and the parse can take seconds on a hostile program of a few hundred bytes: call it
- * on a thread that may block only for a program {@link stripsQuickly} accepts.
+ * on a thread that may block only for a program {@link stripsQuickly} accepts. The first call loads
+ * TypeScript (about half a second; ts-blank-space, an ES module, needs Node 20.19 or newer here).
  */
 export function stripTypes(source: string): StripTypesResult {
   return stripTypesCore(source)

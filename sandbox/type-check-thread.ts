@@ -5,8 +5,8 @@ import type { StripTypesResult } from './strip-types.ts'
 /**
  * The TypeScript work of `run_code` that can take unbounded time, off the main thread: type checks
  * (`typeCheck: true`; measured: a 250-byte program of nested recursive conditional types held the
- * checker 15 s) and the type removal of programs too costly to parse on the main thread
- * (`stripsQuickly` in strip-types.ts; measured: 165 bytes of nested `async (` took 1.6 s). Jobs
+ * checker 15 s) and the type removal of every program that is not plain JavaScript (the main
+ * thread never loads TypeScript; measured: 165 bytes of nested `async (` took the parser 1.6 s). Jobs
  * run in one worker thread, one at a time, each under a deadline counted from its submission and
  * at most {@link MAX_CHECK_MS} (a check) or {@link MAX_STRIP_MS} (a strip) of the worker's time; a
  * job past either, or whose run is cancelled, is stopped by terminating the worker (a fresh one
@@ -73,8 +73,17 @@ export interface OffThreadJobOptions {
   readonly owner?: object
 }
 
-/** The id of a replacement worker's first, throwaway check; job ids start at 1. */
+/** The id of a worker's throwaway job of each kind, sent before the first real one; job ids start at 1. */
 const WARM_UP = 0
+
+/**
+ * What a worker does to be ready for a kind of job: a strip loads TypeScript; a check also parses
+ * the standard library's declarations (more time and memory, which a process that only strips never pays).
+ */
+const WARM_UPS: { readonly [K in WorkerRequest['kind']]: WorkerRequest & { readonly kind: K } } = {
+  check: { kind: 'check', declarations: '', program: '' },
+  strip: { kind: 'strip', program: '' },
+}
 
 export class TypeCheckThread {
   #worker: Worker | undefined
@@ -86,8 +95,10 @@ export class TypeCheckThread {
   #turns = 0
   readonly #maxCheckMs: number
   readonly #maxStripMs: number
-  /** Whether the worker has loaded TypeScript (answered its warm-up check). */
-  #warm = false
+  /** The kinds of job the worker is ready for (it answered their warm-ups). */
+  readonly #warm = new Set<WorkerRequest['kind']>()
+  /** The kinds of job the worker was sent a warm-up of and has not answered, in order (it answers in order). */
+  readonly #warming: WorkerRequest['kind'][] = []
 
   /**
    * @param options.maxCheckMs the most one check may hold the checker (default {@link MAX_CHECK_MS}).
@@ -157,8 +168,9 @@ export class TypeCheckThread {
     }
     this.#current = job
     this.#served.set(job.owner, ++this.#turns)
-    const worker = this.#spawned()
-    if (this.#warm) this.#startSlice(job)
+    const worker = this.#spawned(job.request.kind)
+    this.#warmUp(worker, job.request.kind)
+    if (this.#warm.has(job.request.kind)) this.#startSlice(job)
     worker.ref()
     worker.postMessage({ id: job.id, ...job.request })
   }
@@ -182,7 +194,15 @@ export class TypeCheckThread {
     return best < 0 ? undefined : this.#queue.splice(best, 1)[0]
   }
 
-  #spawned(): Worker {
+  /** Send the worker a warm-up for `kind` unless it is ready for it or has one already. */
+  #warmUp(worker: Worker, kind: WorkerRequest['kind']): void {
+    if (this.#warm.has(kind) || this.#warming.includes(kind)) return
+    this.#warming.push(kind)
+    worker.postMessage({ id: WARM_UP, ...WARM_UPS[kind] })
+  }
+
+  /** The worker, or a new one started and sent a warm-up for `kind` (the job it is started for). */
+  #spawned(kind: WorkerRequest['kind']): Worker {
     if (this.#worker !== undefined) return this.#worker
     const worker = new Worker(new URL('./type-check-worker.js', import.meta.url), {
       execArgv: [],
@@ -193,8 +213,10 @@ export class TypeCheckThread {
     worker.on('message', (reply: WorkerReply) => {
       if (reply.id === WARM_UP) {
         if (this.#worker !== worker) return
-        this.#warm = true
-        if (this.#current !== undefined) this.#startSlice(this.#current)
+        const kind = this.#warming.shift()
+        if (kind !== undefined) this.#warm.add(kind)
+        const current = this.#current
+        if (current !== undefined && this.#warm.has(current.request.kind)) this.#startSlice(current)
         return
       }
       if (reply.id !== this.#current?.id) return
@@ -209,9 +231,10 @@ export class TypeCheckThread {
       this.#finishCurrent({ ok: false, reason: 'failed' })
     })
     this.#worker = worker
-    this.#warm = false
-    // Loads TypeScript and its libraries (about a second) before any job counts its time.
-    worker.postMessage({ id: WARM_UP, kind: 'check', declarations: '', program: '' })
+    this.#warm.clear()
+    this.#warming.length = 0
+    // Loads TypeScript (and, for a check, its libraries: about a second) before any job counts its time.
+    this.#warmUp(worker, kind)
     return worker
   }
 
@@ -225,7 +248,7 @@ export class TypeCheckThread {
     this.#worker = undefined
     void worker?.terminate()
     // A fresh worker starts loading TypeScript now, before the next job needs it.
-    this.#spawned()
+    this.#spawned(job.request.kind)
     this.#finishCurrent({ ok: false, reason })
   }
 

@@ -11,7 +11,10 @@
 
 import { parentPort } from 'node:worker_threads'
 import { programDiagnostics } from '../sdk-gen/type-check-core.js'
-import { stripTypes } from './strip-types-core.js'
+import { loadStripper, stripTypes } from './strip-types-core.js'
+
+// Asynchronously, so any Node 20 loads the blanker (an ES module); messages wait in the port.
+await loadStripper()
 
 parentPort.on('message', (request) => {
   const { id } = request

@@ -1,14 +1,34 @@
 // The type checker behind sdk-gen/type-check.ts, in plain JavaScript so that the worker thread
 // that runs it for `run_code` (sandbox/type-check-worker.js) can load it too: a worker cannot load
 // TypeScript on Node 20. Lib files are parsed (and bound) once per thread and shared by every
-// check; only the declarations and the program are parsed per call.
+// check; only the declarations and the program are parsed per call. TypeScript is loaded on the
+// first check, never at import: importing the SDK generator costs nothing of it.
 
 import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
-import ts from 'typescript'
 
+/** @type {typeof import('typescript')} */
+let ts
 /** @type {import('typescript').CompilerOptions} */
-const OPTIONS = {
+let OPTIONS
+/** @type {string} */
+let DEFAULT_LIB_FILE
+/** @type {string} */
+let LIB_DIR
+
+/** Load TypeScript (CommonJS, so `require` takes it on any Node) on the first check of a thread. */
+function load() {
+  if (ts !== undefined) return
+  const typescript = createRequire(import.meta.url)('typescript')
+  OPTIONS = compilerOptions(typescript)
+  DEFAULT_LIB_FILE = typescript.getDefaultLibFilePath(OPTIONS)
+  LIB_DIR = dirname(DEFAULT_LIB_FILE)
+  ts = typescript
+}
+
+/** @param {typeof import('typescript')} ts @returns {import('typescript').CompilerOptions} */
+const compilerOptions = (ts) => ({
   target: ts.ScriptTarget.ES2023,
   // What both engines provide (QuickJS 2024, V8 11.3 in Node 20): ES2023 (findLast, toSorted, ...).
   lib: ['lib.es2023.d.ts'],
@@ -19,7 +39,7 @@ const OPTIONS = {
   noResolve: true,
   types: [],
   skipDefaultLibCheck: true,
-}
+})
 
 const DECLARATIONS_FILE = '/code-mode/sdk.ts'
 const PROGRAM_FILE = '/code-mode/program.ts'
@@ -39,8 +59,6 @@ const GLOBALS = `declare const console: {
 const PROGRAM_PREFIX = 'async function __program__() {'
 const PROGRAM_SUFFIX = '\n}\n'
 
-const DEFAULT_LIB_FILE = ts.getDefaultLibFilePath(OPTIONS)
-const LIB_DIR = dirname(DEFAULT_LIB_FILE)
 /** @type {Map<string, import('typescript').SourceFile>} */
 const sharedFiles = new Map()
 
@@ -87,6 +105,7 @@ function declarationsFile(declarations) {
 
 /** @param {string} declarations @param {string | undefined} program */
 function check(declarations, program) {
+  load()
   const files = new Map()
   files.set(DECLARATIONS_FILE, declarationsFile(declarations))
   if (program !== undefined) {

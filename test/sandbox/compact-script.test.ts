@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import { compactRuntimeModule } from '../../scripts/compact-guest-runtime.ts'
 import { compactScript } from '../../sandbox/compact-script.ts'
 import { deferredRuntimeSource, guestRuntimeSource } from '../../sandbox/guest-runtime.ts'
 
@@ -45,5 +47,10 @@ describe('compactScript', () => {
     for (const source of [prelude, deferred]) expect(source).not.toMatch(/\/\/ |\/\*/)
     expect(prelude.startsWith('(function(){\n')).toBe(true)
     expect(deferred.startsWith('(function(kit){\n')).toBe(true)
+  })
+
+  it('stores the prelude compacted for its current source, so that a run never loads TypeScript for it', () => {
+    const stored = readFileSync(new URL('../../sandbox/guest-runtime-compact.ts', import.meta.url), 'utf8')
+    expect(stored, 'sandbox/guest-runtime-compact.ts is out of date: run `npm run compact-runtime`').toBe(compactRuntimeModule())
   })
 })

@@ -702,8 +702,9 @@ describe('run_code and its engine', () => {
 describe('run_code type removal', () => {
   // `<` chains, retried as type arguments at every `<`: too costly for the main thread, done in a few hundred milliseconds.
   const costly = 'let x, a = 1\n' + `x = ${Array.from({ length: 500 }, () => 'a').join('<')}\n`.repeat(3)
-  // Nested failed async arrows: the parse doubles per level, far past any limit.
-  const endless = 'return ' + 'async ('.repeat(40) + '1' + ')'.repeat(40)
+  // Nested failed async arrows: the parse doubles per level, far past any limit. The annotation
+  // makes it TypeScript (plain JavaScript runs as written, unparsed by TypeScript).
+  const endless = 'const typed: number = 1\nreturn ' + 'async ('.repeat(40) + '1' + ')'.repeat(40)
 
   afterEach(() => {
     vi.restoreAllMocks()
@@ -715,12 +716,15 @@ describe('run_code type removal', () => {
     return ctx.agent('a')
   }
 
-  it('removes the types of a small program on the main thread, never waiting for the TypeScript thread', async () => {
+  it('runs plain JavaScript as written, and removes the types of a small TypeScript program in the TypeScript thread', async () => {
     const strip = vi.spyOn(TypeCheckThread.prototype, 'strip')
     const agent = agentWith()
-    const result = await agent.ctx.tools.execute(call('run_code', { code: 'const n: number = await tools.add({ a: 2, b: 3 })\nreturn n as number' }))
-    expect(result).toMatchObject({ isError: false, value: { result: 5 } })
+    const plain = await agent.ctx.tools.execute(call('run_code', { code: 'const n = await tools.add({ a: 2, b: 3 })\nreturn n' }))
+    expect(plain).toMatchObject({ isError: false, value: { result: 5 } })
     expect(strip).not.toHaveBeenCalled()
+    const typed = await agent.ctx.tools.execute(call('run_code', { code: 'const n: number = await tools.add({ a: 2, b: 3 })\nreturn n as number' }))
+    expect(typed).toMatchObject({ isError: false, value: { result: 5 } })
+    expect(strip).toHaveBeenCalledTimes(1)
   })
 
   it("removes the types of a costly program off the main thread, and the host's event loop keeps turning meanwhile", async () => {
@@ -755,7 +759,8 @@ describe('run_code type removal', () => {
         expect(result.isError && result.error.message).toBe(`The program was not run: line ${expected.line}, column ${expected.column}: ${expected.message}`)
       }
     }
-    expect(strip).toHaveBeenCalledTimes(mistakes.length)
+    // None of them is plain JavaScript: every one, small or costly, went to the TypeScript thread.
+    expect(strip).toHaveBeenCalledTimes(mistakes.length * 2)
   })
 
   it('refuses a program whose types take too long to remove, naming the bound it broke, and the next run works', async () => {
