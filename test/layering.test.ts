@@ -48,8 +48,32 @@ describe('layering: dependencies point one way, sandbox -> sdk-gen -> src', () =
     expect(offenders).toEqual([])
   })
 
+  it('src, sdk-gen and sandbox import none of the edge roots (mcp, adapters, cli)', () => {
+    const edges = ['mcp', 'adapters', 'cli']
+    const offenders = ['src', 'sdk-gen', 'sandbox'].flatMap((inner) =>
+      sourceFiles(inner).flatMap((file) =>
+        imports(file)
+          .filter((spec) => edges.some((edge) => resolvesInto(file, spec, edge)) || spec.startsWith('@modelcontextprotocol/'))
+          .map((spec) => `${file} -> ${spec}`),
+      ),
+    )
+    expect(offenders).toEqual([])
+  })
+
+  it('the edge roots do not import each other, except the CLI, which drives mcp', () => {
+    const offenders = ['mcp', 'adapters'].flatMap((edge) =>
+      sourceFiles(edge).flatMap((file) =>
+        imports(file)
+          .filter((spec) => ['mcp', 'adapters', 'cli'].some((other) => other !== edge && resolvesInto(file, spec, other)))
+          .map((spec) => `${file} -> ${spec}`),
+      ),
+    )
+    expect(offenders).toEqual([])
+  })
+
   it('the checker itself sees imports (a guard against a vacuous pass)', () => {
     expect(imports('src/pipeline.ts')).toContain('./events.ts')
     expect(resolvesInto('sandbox/run-code.ts', '../sdk-gen/index.ts', 'sdk-gen')).toBe(true)
+    expect(imports('cli/servers.ts')).toContain('../mcp/import-tools.ts')
   })
 })
