@@ -238,6 +238,7 @@ class SdkCache {
  * result naming what happened, with the logs so far.
  */
 export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
+  checkOptions(options)
   const given = options.engine
   if (given !== undefined && (typeof given !== 'object' || given === null || typeof given.run !== 'function')) {
     throw new TypeError('createRunCode({ engine }): engine must be a SandboxEngine (createQuickJSEngine() or createIsolatedVmEngine()), or left out for QuickJS')
@@ -275,6 +276,30 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
       return runProgram(host, runEngine, withCeilings(limits, runEngine.ceilings), cache, options.typeCheck === true, args, exec)
     },
   })
+}
+
+/** The option names {@link createRunCode} takes. */
+const OPTION_NAMES: ReadonlySet<string> = new Set<keyof RunCodeOptions>(['engine', 'limits', 'typeCheck', 'sdkIn'])
+
+/**
+ * Refuse what a caller without types can pass by mistake, naming the fix. The likeliest one is
+ * `codeMode: createRunCode` (uncalled): the context then calls it with its host, and a transport
+ * would come back where a tool was due, far from the mistake.
+ */
+function checkOptions(options: unknown): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`createRunCode(options): options must be an object (or left out), got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}`)
+  }
+  if (typeof (options as { visibleTools?: unknown }).visibleTools === 'function' && typeof (options as { execute?: unknown }).execute === 'function') {
+    throw new TypeError(
+      'createRunCode was given the context\'s Code Mode host: it was passed uncalled. Write `codeMode: createRunCode()` ' +
+        '(or `createRunCode({ engine, limits, typeCheck, sdkIn })`), not `codeMode: createRunCode`',
+    )
+  }
+  const unknown = Object.keys(options).filter((key) => !OPTION_NAMES.has(key))
+  if (unknown.length > 0) {
+    throw new TypeError(`createRunCode(options): unknown option ${unknown.map((key) => `\`${key}\``).join(', ')}; the options are ${[...OPTION_NAMES].map((key) => `\`${key}\``).join(', ')}`)
+  }
 }
 
 /** Remove the types of a program in the TypeScript thread. */

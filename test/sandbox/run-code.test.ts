@@ -653,6 +653,16 @@ describe('createRunCode', () => {
     expect(() => createRunCode({ engine: {} as SandboxEngine })).toThrow(/engine must be a SandboxEngine/)
   })
 
+  it('names the fix when it is passed uncalled as codeMode, as JavaScript lets a caller do', () => {
+    const uncalled = createRunCode as unknown as (host: unknown) => never
+    expect(() => createContext({ tools: { mode: 'code', codeMode: uncalled } })).toThrow(/passed uncalled\. Write `codeMode: createRunCode\(\)`/)
+  })
+
+  it('refuses options it does not know, and options that are not an object, listing the ones it takes', () => {
+    expect(() => createRunCode({ typecheck: true } as never)).toThrow(/unknown option `typecheck`; the options are `engine`, `limits`, `typeCheck`, `sdkIn`/)
+    expect(() => createRunCode('quickjs' as never)).toThrow(/options must be an object \(or left out\), got string/)
+  })
+
   it('counts the time a type check took against the run: the engine gets what is left of the wall-time limit', async () => {
     const seen: number[] = []
     const engine: SandboxEngine = {
