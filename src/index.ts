@@ -78,6 +78,7 @@ export type {
   ObjectValueSchemaSpec,
   OneOfValueSchemaSpec,
   ParameterPropertySpec,
+  ParameterRootOptions,
   ParameterSchemaSpec,
   SchemaDefinitionIssue,
   StringValueSchemaSpec,

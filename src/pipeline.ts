@@ -1,4 +1,5 @@
-import { ToolError, ToolErrorCode, ToolNotFoundError, ToolOutputError } from './errors.ts'
+import { ToolArgsError, ToolError, ToolErrorCode, ToolNotFoundError, ToolOutputError } from './errors.ts'
+import type { SchemaIssue } from './errors.ts'
 import type { ToolEventBus } from './events.ts'
 import { runWaterfall } from './events.ts'
 import type {
@@ -221,9 +222,10 @@ export function successFromValue(
 }
 
 /**
- * The execution pipeline for one call, in the spec's order: snapshot + token, resolve, pre-execute,
- * guards, approval, execute wrappers around the body, output check + render, post-execute,
- * cancellation, materialize, `finalizeContent` exactly once, freeze, `tools/result`.
+ * The execution pipeline for one call: snapshot + token, resolve, arguments checked against the
+ * declared parameters (for every tool, raw or `defineTool`), pre-execute, guards, approval,
+ * execute wrappers around the body, output check + render, post-execute, cancellation,
+ * materialize, `finalizeContent` exactly once, freeze, `tools/result`.
  *
  * Never rejects for tool or listener failures (they become results); rejects only for a malformed
  * input, which is the harness's bug.
@@ -267,12 +269,17 @@ export async function runPipeline(
 
   let result: ToolExecutionResult
   let bodyStarted = false
+  let argsIssues: readonly SchemaIssue[]
   if (entry === undefined) {
     result = (resolved as { failure: ToolExecutionFailure }).failure
   } else if (argsError !== undefined) {
     result = failureResult(ToolErrorCode.INVALID_ARGS, `Invalid arguments for tool "${exec.name}": ${reasonOf(argsError)}`, {
       name: 'ToolArgsError',
     })
+  } else if ((argsIssues = validateJsonSchemaValue(entry.schema.parameters, args)).length > 0) {
+    // Checked against the declared parameters before any policy runs, for every tool: policies,
+    // guards and a person asked for approval only ever see arguments the tool accepts.
+    result = failureFromError(new ToolArgsError(exec.name, argsIssues), ToolErrorCode.INVALID_ARGS)
   } else {
     const dispatched = await admitAndDispatch(host, scope, entry, exec)
     result = dispatched.result

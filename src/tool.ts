@@ -58,8 +58,15 @@ export interface TypedToolOutput<Args, O extends ValueSchemaSpec> {
 export interface TypedToolSpec<P extends ParameterSchemaSpec, O extends ValueSchemaSpec> {
   readonly name: string
   readonly description: string
-  /** Implicit open-object parameter map; compiled to the model-facing `parameters` schema. */
+  /** Implicit object parameter map; compiled to the model-facing `parameters` schema. */
   readonly parameters: P
+  /**
+   * `false` closes the parameter root: an undeclared argument key (a misspelled `stauts`) is
+   * refused as `INVALID_ARGS` before any policy sees the call. Absent or `true`, the root stays
+   * open (undeclared keys pass at run time, as JSON Schema's default says); the generated SDK
+   * lists only the declared keys either way, so the program's type check catches a misspelling.
+   */
+  readonly additionalParameters?: boolean
   readonly output: TypedToolOutput<InferArgs<P>, O>
   /** Runs with arguments already validated against `parameters` (a frozen lossless copy). */
   readonly execute: (args: InferArgs<P>, exec: ToolRunContext) => Promise<InferValue<O>> | InferValue<O>
@@ -111,7 +118,10 @@ export function defineTool<const P extends ParameterSchemaSpec, const O extends 
     const problem = optionalFunctionProblem(spec, key)
     if (problem !== undefined) problems.push(problem)
   }
-  const { timeoutMs } = spec
+  const { timeoutMs, additionalParameters } = spec
+  if (additionalParameters !== undefined && typeof additionalParameters !== 'boolean') {
+    problems.push('additionalParameters must be true or false when given')
+  }
   if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs > 0)) {
     problems.push('timeoutMs must be a positive finite number of milliseconds when given')
   }
@@ -119,7 +129,7 @@ export function defineTool<const P extends ParameterSchemaSpec, const O extends 
   if (problems.length > 0) throw new ToolDefinitionError(`Invalid tool definition ${label}: ${problems.join('; ')}`)
 
   const issues: SchemaDefinitionIssue[] = []
-  const parameters = compileParameterSpec(spec.parameters, 'parameters', issues)
+  const parameters = compileParameterSpec(spec.parameters, 'parameters', issues, additionalParameters === false ? { additionalParameters } : {})
   const outputSchema = compileValueSpec(spec.output.schema, 'output.schema', issues)
   if (parameters === undefined || outputSchema === undefined) throw new SchemaSpecError(issues, `schema of tool ${label}`)
 

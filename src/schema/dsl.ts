@@ -448,11 +448,27 @@ export function compileValueSpec(spec: unknown, rootPath: string, issues: Schema
   return root
 }
 
+/** How a parameter map's root is closed (see {@link parameterSchemaSpecToJsonSchema}). */
+export interface ParameterRootOptions {
+  /**
+   * `false` closes the root: a call with an undeclared argument key (a misspelled `stauts`) is
+   * refused as `INVALID_ARGS`. Absent or `true`, the root stays open, as JSON Schema's default
+   * says: undeclared keys pass at run time (the generated SDK still has no index signature, so
+   * the type check catches them either way).
+   */
+  readonly additionalParameters?: boolean
+}
+
 /**
  * @internal Compiles a parameter spec rooted at `rootPath`, appending every issue to `issues`.
  * @returns a deep-frozen object-rooted raw schema, or `undefined` when the spec has issues.
  */
-export function compileParameterSpec(spec: unknown, rootPath: string, issues: SchemaDefinitionIssue[]): ObjectJsonSchema | undefined {
+export function compileParameterSpec(
+  spec: unknown,
+  rootPath: string,
+  issues: SchemaDefinitionIssue[],
+  options: ParameterRootOptions = {},
+): ObjectJsonSchema | undefined {
   const walk: SpecWalk = { issues: [], created: [], objects: [] }
   const read = propertyFrames(walk, spec, rootPath, 2, 'a parameter map (property name -> spec)')
   if (read === undefined) {
@@ -460,6 +476,7 @@ export function compileParameterSpec(spec: unknown, rootPath: string, issues: Sc
     return undefined
   }
   const root: Record<string, unknown> = { type: 'object', properties: read.properties, required: read.required }
+  if (options.additionalParameters === false) root['additionalProperties'] = false
   walk.created.push(root)
   walk.objects.push({ node: root, required: read.required })
   const stack: SpecFrame[] = []
@@ -481,14 +498,15 @@ function settle<T extends JsonSchemaNode>(memo: CompiledMemo<T>, spec: unknown, 
 
 /**
  * Compiles a parameter spec to its raw, deep-frozen JSON Schema: an object root with `properties`,
- * `required` (when any property is required) and no `additionalProperties` (the root stays open).
+ * `required` (when any property is required) and no `additionalProperties` (the root stays open),
+ * or `additionalProperties: false` when `options.additionalParameters` is `false`.
  * The spec is read on every call, so an edit between calls takes effect; while it reads the same,
  * every call returns the same schema object.
  * @throws SchemaSpecError (`UNSUPPORTED_SCHEMA`) listing every malformed path of the spec.
  */
-export function parameterSchemaSpecToJsonSchema(spec: ParameterSchemaSpec): ObjectJsonSchema {
+export function parameterSchemaSpecToJsonSchema(spec: ParameterSchemaSpec, options: ParameterRootOptions = {}): ObjectJsonSchema {
   const issues: SchemaDefinitionIssue[] = []
-  const schema = compileParameterSpec(spec, '$', issues)
+  const schema = compileParameterSpec(spec, '$', issues, options)
   if (schema === undefined) throw new SchemaSpecError(issues, 'parameter schema spec')
   return settle(compiledParameterSpecs, spec, schema)
 }

@@ -15,6 +15,7 @@ export type {
   ObjectValueSchemaSpec,
   OneOfValueSchemaSpec,
   ParameterPropertySpec,
+  ParameterRootOptions,
   ParameterSchemaSpec,
   ReadonlyJsonValue,
   SchemaAnnotationSpec,

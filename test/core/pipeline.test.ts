@@ -1,6 +1,8 @@
 import { describe, expect, it, vi } from 'vitest'
 import { createContext } from '../../src/context.ts'
 import type { ToolExecution, ToolExecutionResult, ToolRunContext } from '../../src/execution.ts'
+import type { ObjectJsonSchema } from '../../src/schema/types.ts'
+import { defineTool } from '../../src/tool.ts'
 import { call, deferred, isDeepFrozen, rawTool } from '../helpers.ts'
 
 function errorCode(result: ToolExecutionResult): string | undefined {
@@ -935,5 +937,76 @@ describe("a listener's this", () => {
       ['post-execute', 'agent'],
       ['result', 'preset'],
     ])
+  })
+})
+
+describe('arguments are validated before any policy', () => {
+  const strict: ObjectJsonSchema = {
+    type: 'object',
+    properties: { status: { type: 'string', enum: ['open', 'closed'] }, limit: { type: 'integer', minimum: 1 } },
+    required: ['status'],
+    additionalProperties: false,
+  }
+
+  it('refuses invalid arguments of a raw definition before pre-execute, guards, approval and the body, naming every issue', async () => {
+    const request = vi.fn(async () => 'allowed-once')
+    const ctx = createContext({ approval: { request } })
+    const body = vi.fn(async () => 'ran')
+    const policy = vi.fn(async (_exec: ToolExecution, next: () => Promise<never>) => ({ kind: 'ask' as const }))
+    const guard = vi.fn(() => undefined)
+    ctx.tools.register(rawTool('t', { parameters: strict, execute: body }))
+    ctx.on('tools/pre-execute', policy as never)
+    ctx.tools.guard(guard)
+    const finalized: unknown[] = []
+    ctx.tools.register(rawTool('u', { parameters: strict, execute: body, finalizeContent: (_exec, result) => void finalized.push(result.isError) }))
+    const seen: ToolExecutionResult[] = []
+    ctx.on('tools/result', (_exec, result) => void seen.push(result))
+    const agent = ctx.agent('a')
+
+    const result = await agent.ctx.tools.execute(call('t', { stauts: 'open', limit: 0 }))
+    expect(errorCode(result)).toBe('INVALID_ARGS')
+    expect(result.isError && result.error.message).toBe(
+      'Invalid arguments for tool "t": $.status: expected one of "open" | "closed" (required key), found missing; ' +
+        '$: expected no key "stauts" (allowed keys: status, limit), found unexpected key; $.limit: expected a number >= 1, found number 0',
+    )
+    expect(await agent.ctx.tools.execute(call('u', { status: 'shut' }))).toMatchObject({ isError: true })
+    expect(policy).not.toHaveBeenCalled()
+    expect(guard).not.toHaveBeenCalled()
+    expect(request).not.toHaveBeenCalled()
+    expect(body).not.toHaveBeenCalled()
+    // The outcome still reaches finalizeContent and tools/result like any other.
+    expect(finalized).toEqual([true])
+    expect(seen).toHaveLength(2)
+  })
+
+  it('lets valid arguments of the same definition through to the policy', async () => {
+    const ctx = createContext()
+    const policy = vi.fn(async (exec: ToolExecution, next: () => Promise<{ kind: 'allow' }>) => next())
+    ctx.tools.register(rawTool('t', { parameters: strict }))
+    ctx.on('tools/pre-execute', policy as never)
+    expect(await ctx.tools.execute(call('t', { status: 'open' }))).toMatchObject({ isError: false, value: { status: 'open' } })
+    expect(policy.mock.calls[0]?.[0].arguments).toEqual({ status: 'open' })
+  })
+
+  it('refuses invalid arguments of a defineTool definition before pre-execute', async () => {
+    const ctx = createContext()
+    const policy = vi.fn(async (_exec: ToolExecution, next: () => Promise<{ kind: 'allow' }>) => next())
+    const body = vi.fn(async () => 'ran')
+    ctx.tools.register(
+      defineTool({
+        name: 'close',
+        description: 'closes',
+        parameters: { id: { type: 'integer', required: true } },
+        additionalParameters: false,
+        output: { schema: { type: 'string' }, render: (_args, value) => [{ type: 'text', text: value }] },
+        execute: body,
+      }),
+    )
+    ctx.on('tools/pre-execute', policy as never)
+    const result = await ctx.tools.execute(call('close', { id: 1, force: true }))
+    expect(errorCode(result)).toBe('INVALID_ARGS')
+    expect(result.isError && result.error.message).toContain('no key "force"')
+    expect(policy).not.toHaveBeenCalled()
+    expect(body).not.toHaveBeenCalled()
   })
 })

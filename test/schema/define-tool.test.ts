@@ -234,3 +234,27 @@ describe('defineTool types', () => {
     ).toThrow(SchemaSpecError)
   })
 })
+
+describe('defineTool additionalParameters', () => {
+  test('false closes the parameter root: an undeclared key is refused', async () => {
+    const tool = grep({ additionalParameters: false })
+    expect(tool.parameters).toEqual({
+      type: 'object',
+      properties: { pattern: { type: 'string' }, mode: { type: 'string', enum: ['fast', 'slow'] } },
+      required: ['pattern'],
+      additionalProperties: false,
+    })
+    await expect(tool.execute({ pattern: 'x', mdoe: 'slow' }, exec)).rejects.toThrow(/no key "mdoe" \(allowed keys: pattern, mode\)/)
+  })
+
+  test('absent or true leaves the root open, as JSON Schema says', async () => {
+    for (const tool of [grep(), grep({ additionalParameters: true })]) {
+      expect(tool.parameters).not.toHaveProperty('additionalProperties')
+      await expect(tool.execute({ pattern: 'x', extra: 1 }, exec)).resolves.toEqual(['x', 'fast'])
+    }
+  })
+
+  test('anything but a boolean is a definition error', () => {
+    expect(() => grep({ additionalParameters: 'no' as never })).toThrow(ToolDefinitionError)
+  })
+})
