@@ -104,13 +104,41 @@ export function toolsJson(tools: readonly { readonly binding: string; readonly n
 }
 
 /** The limits `init` takes after the tool list, in its order (contract step 3), for every engine. */
-export function initLimits(limits: SandboxLimits): readonly [maxLogBytes: number, maxArgumentBytes: number, maxTotalArgumentBytes: number] {
-  return [limits.maxLogBytes, limits.maxArgumentBytes, limits.maxTotalArgumentBytes]
+export function initLimits(
+  limits: SandboxLimits,
+): readonly [maxLogBytes: number, maxArgumentBytes: number, maxTotalArgumentBytes: number, stackSizeBytes: number] {
+  return [limits.maxLogBytes, limits.maxArgumentBytes, limits.maxTotalArgumentBytes, limits.stackSizeBytes]
 }
 
 /** Envelope text for a successful sub-call; `valueJson` is already JSON text. */
 export function successEnvelope(valueJson: string): string {
   return '{"ok":true,"value":' + valueJson + '}'
+}
+
+/** The `code` of the error a program gets for a tool result it has no room for. */
+export const ANSWER_TOO_LARGE = 'ANSWER_TOO_LARGE'
+
+/** The longest answer text, whatever the memory limit: V8 strings end at 2^29 - 24 code units. */
+const MAX_ANSWER_CHARS = 1 << 28
+const ENVELOPE_CHARS = successEnvelope('').length
+
+/**
+ * The envelope of tool `name`'s result `valueJson`, or, when the guest has no room for it, a failure
+ * the program can catch (`code` {@link ANSWER_TOO_LARGE}) naming the memory limit. A result needs
+ * room for its text and for the value parsed from it, so the answers on their way into the guest
+ * (this one and `waiting` code units of earlier ones) may take half the memory limit. A result is
+ * refused before it is copied anywhere: the host never holds more for a program than it can take.
+ */
+export function answerEnvelope(name: string, valueJson: string, memoryLimitBytes: number, waiting = 0): string {
+  const room = Math.min(Math.floor(memoryLimitBytes / 2), MAX_ANSWER_CHARS) - waiting
+  if (valueJson.length + ENVELOPE_CHARS <= room) return successEnvelope(valueJson)
+  const result = `the result of ${name} (${valueJson.length} characters of JSON)`
+  const limit = `the program's memory limit of ${memoryLimitBytes} bytes (memoryLimitBytes)`
+  const message =
+    waiting > 0
+      ? `${result} does not fit in ${limit} beside ${waiting} characters of earlier results still on their way to the program`
+      : `${result} is too large for ${limit}: a result may take half of it, for its text and its value`
+  return failureEnvelope(message, ANSWER_TOO_LARGE)
 }
 
 /** Envelope text for a failed sub-call; the guest throws an `Error` with this message and `.code`. */
@@ -298,10 +326,14 @@ const KIT = [
   'JSONstringify', 'ObjectIs', 'ObjectKeys', 'ObjectSetPrototypeOf', 'ObjectFreeze', 'ReflectApply', 'ReflectHas',
   'ArrayIsArray', 'StringCtor', 'SymbolToString', 'DateToISOString', 'StringSlice', 'StringIndexOf',
   'StringStartsWith', 'StringCharCodeAt', 'list', 'join', 'clip', 'tagOf', 'MAX_TEXT', 'MAX_NAME', 'MAX_STACK', 'MAX_CUT',
+  'RangeErrorCtor', 'ReflectGetOwnPropertyDescriptor', 'withCode',
 ] as const
 
 const PRELUDE = String.raw`(function () {
 'use strict';
+// QuickJS lets a program redefine the global object's non-configurable properties (undefined,
+// NaN, Infinity, tools): the runtime never reads them from the global object.
+var undefined = void 0;
 var g = globalThis;
 var rawCall = g.__codemode_call;
 var rawLog = g.__codemode_log;
@@ -603,7 +635,8 @@ function programFrames(stack) {
 // V8 records the awaiting frames when it is made (async stack traces), after this runtime's own,
 // which are dropped.
 function decode(envelope, resolve, reject) {
-  var e = JSONparse(envelope);
+  var e;
+  try { e = JSONparse(envelope); } catch (x) { reject(late().unreadable(x, stackLimit)); return; }
   if (e.ok === true) {
     resolve(e.value);
     return;
@@ -620,6 +653,8 @@ function decode(envelope, resolve, reject) {
 // Argument characters one call may send and all calls of the run together (set by init). An
 // argument past them is refused here, before it is copied out: the host checks again.
 var maxArgumentChars = 0, maxTotalArgumentChars = 0, argumentRoom = 0;
+// The program's stack limit, named when an answer is too deep to parse (set by init).
+var stackLimit = 0;
 
 function makeTool(binding, name) {
   // Not an async function: it hands back the engine's promise itself (see the contract above).
@@ -655,9 +690,10 @@ var protoKeys = ['constructor', 'toString', 'toLocaleString', 'valueOf', 'hasOwn
 for (var p = 0; p < protoKeys.length; p++) INHERITED[protoKeys[p]] = true;
 
 var initialised = false;
-function init(toolsJson, maxLogChars, maxArgumentsChars, maxAllArgumentsChars) {
+function init(toolsJson, maxLogChars, maxArgumentsChars, maxAllArgumentsChars, stackSizeBytes) {
   if (initialised) throw new ErrorCtor('codemode runtime: init called twice');
   initialised = true;
+  stackLimit = stackSizeBytes;
   logRoom = maxLogChars;
   maxArgumentChars = maxArgumentsChars;
   maxTotalArgumentChars = maxAllArgumentsChars;
@@ -710,11 +746,12 @@ return ObjectFreeze({ init: init, finish: finish, describeError: describeError, 
 /**
  * The deferred part of the prelude: console formatting and error description, compiled in the
  * guest when first needed (see `late` in PRELUDE). An expression script whose value is a factory
- * of `{ format, describeError }`; it runs in the global scope, so every name it uses must be its
+ * of `{ format, describeError, unreadable }`; it runs in the global scope, so every name it uses must be its
  * own or come from the kit: a global it read would be the program's.
  */
 const DEFERRED = String.raw`(function (kit) {
 'use strict';
+var undefined = void 0;
 var ${KIT.map((name) => `${name} = kit.${name}`).join(', ')};
 
 // Lenient console formatting: never throws, marks what JSON cannot hold.
@@ -829,5 +866,14 @@ function describeError(reason) {
   return '{"name":' + JSONstringify(name) + ',"message":' + JSONstringify(message) + ',"stack":' + JSONstringify(stack) + ',"code":' + JSONstringify(code) + '}';
 }
 
-return ObjectFreeze({ format: format, describeError: describeError });
+// A sub-call answer the prelude could not parse: QuickJS parses recursively, so a deep enough answer
+// exhausts the program's stack; that is the program's error to catch. Anything else (an exhausted
+// heap) goes on to the engine, which stops the run for it.
+function unreadable(x, stackLimit) {
+  var d = x !== null && typeof x === 'object' ? ReflectGetOwnPropertyDescriptor(x, 'message') : undefined;
+  if (d === undefined || (d.value !== 'stack overflow' && d.value !== 'Maximum call stack size exceeded')) throw x;
+  return withCode(new RangeErrorCtor('the tool result is nested too deeply to be read within the program\'s stack limit of ' + stackLimit + ' bytes (stackSizeBytes)'), 'ANSWER_TOO_DEEP');
+}
+
+return ObjectFreeze({ format: format, describeError: describeError, unreadable: unreadable });
 })`

@@ -207,6 +207,9 @@ export interface BridgeHost {
   breach(limit: 'maxSubCalls' | 'maxSubCallsInFlight'): void
 }
 
+/** Code units of answers past which a batch crosses at once rather than at the end of the turn. */
+const MAX_BATCH_CHARS = 1 << 20
+
 type SettleReference = Reference<(answers: (number | string)[]) => void>
 const COPY_ARGUMENTS = Object.freeze({ arguments: Object.freeze({ copy: true }) })
 
@@ -220,6 +223,7 @@ const COPY_ARGUMENTS = Object.freeze({ arguments: Object.freeze({ copy: true }) 
 class AnswerBatch {
   readonly #settle: SettleReference
   #batch: (number | string)[] | undefined
+  #batchChars = 0
   #closed = false
 
   constructor(settle: SettleReference) {
@@ -229,7 +233,14 @@ class AnswerBatch {
   add(id: number, envelope: string): void {
     if (this.#closed) return
     if (this.#batch !== undefined) {
+      // A batch of large answers goes out early: one copy into the isolate stays small.
+      if (this.#batchChars > 0 && this.#batchChars + envelope.length > MAX_BATCH_CHARS) {
+        this.#send(this.#batch)
+        this.#batch = []
+        this.#batchChars = 0
+      }
       this.#batch.push(id, envelope)
+      this.#batchChars += envelope.length
       return
     }
     this.#send([id, envelope])
@@ -237,6 +248,7 @@ class AnswerBatch {
     setImmediate(() => {
       const batch = this.#batch
       this.#batch = undefined
+      this.#batchChars = 0
       if (batch !== undefined && batch.length > 0) this.#send(batch)
     })
   }

@@ -18,6 +18,7 @@ import {
   guestRuntimeSource,
   limitOfGuestError,
   parseFinish,
+  answerEnvelope,
   successEnvelope,
 } from '../guest-runtime.ts'
 import type { RawGuestError } from '../guest-runtime.ts'
@@ -496,7 +497,7 @@ class IsolatedVmEngine implements SandboxEngine {
       })
       signal.addEventListener('abort', onAbort, { once: true })
       this.#running.add(onDispose)
-      route.current = makeActiveRun(host, request, new RunMeter(limits), this.#keepAwake, {
+      route.current = makeActiveRun(host, request, new RunMeter(limits), limits.memoryLimitBytes, this.#keepAwake, {
         breach: (limit) => fail(limitFailure(limit, limits)),
         done: (text) => finish(decodeSettled(text, request)),
       })
@@ -781,6 +782,7 @@ function makeActiveRun(
   host: GuestHost,
   request: EngineRunRequest,
   meter: RunMeter,
+  memoryLimitBytes: number,
   keepAwake: KeepAwake,
   outcome: { breach(limit: SandboxLimitName): void; done(text: string): void },
 ): ActiveRun {
@@ -800,7 +802,7 @@ function makeActiveRun(
       if (broken !== undefined) return fail(broken)
       try {
         const outcome = await host.call(name, argsJson)
-        return outcome.ok ? successEnvelope(outcome.valueJson) : failureEnvelope(outcome.message, outcome.code)
+        return outcome.ok ? answerEnvelope(name, outcome.valueJson, memoryLimitBytes) : failureEnvelope(outcome.message, outcome.code)
       } catch {
         return failureEnvelope(`the tool "${name}" failed inside the host`, 'TOOL_FAILED')
       } finally {

@@ -13,12 +13,12 @@ import type {
 import {
   PROGRAM_FILENAME,
   RUNTIME_FILENAME,
+  answerEnvelope,
   failureEnvelope,
   guestFailure,
   guestRuntimeSource,
   limitOfGuestError,
   parseFinish,
-  successEnvelope,
   initLimits,
   toolsJson,
   wrapProgram,
@@ -82,6 +82,11 @@ export interface QuickJSEngineOptions {
   readonly precompileDeferred?: boolean
 }
 
+/**
+ * Most code units of sub-call answers sent to a worker in one frame (the answer ring's size): a
+ * batch past it goes out and a new one starts.
+ */
+const MAX_ANSWER_FRAME_CHARS = 1 << 20
 /** After the wall deadline, how long the worker gets to report before the main thread kills it. */
 const WATCHDOG_GRACE_MS = 500
 
@@ -230,27 +235,42 @@ class QuickJSEngine implements SandboxEngine {
 
       // Sub-call answers. The first goes out at once; answers that come in while it is on its way
       // (tools of one Promise.all finishing in the same turn of the event loop) go together at
-      // the end of that turn, so the worker wakes and runs the guest once for all of them.
+      // the end of that turn, so the worker wakes and runs the guest once for all of them. A batch
+      // goes out early once it holds MAX_ANSWER_FRAME_CHARS, so no frame nears V8's string limit.
       let batch: (number | string)[] | undefined
+      let batchChars = 0
+      const send = (answers: (number | string)[]): void => {
+        worker.reply(runId, answers)
+        this.#keepAwake.answered()
+      }
       const flushBatch = (): void => {
         const answers = batch as (number | string)[]
         batch = undefined
-        if (!over && answers.length > 0) {
-          worker.reply(runId, answers)
-          this.#keepAwake.answered()
-        }
+        batchChars = 0
+        if (!over && answers.length > 0) send(answers)
       }
       const answer = (call: number, envelope: string): void => {
         if (over) return
-        if (batch !== undefined) {
-          batch.push(call, envelope)
+        if (batch === undefined) {
+          send([call, envelope])
+          batch = []
+          setImmediate(flushBatch)
           return
         }
-        worker.reply(runId, [call, envelope])
-        this.#keepAwake.answered()
-        batch = []
-        setImmediate(flushBatch)
+        if (batchChars > 0 && batchChars + envelope.length > MAX_ANSWER_FRAME_CHARS) {
+          send(batch)
+          batch = []
+          batchChars = 0
+        }
+        batch.push(call, envelope)
+        batchChars += envelope.length
       }
+      // What the guest cannot hold is refused before it is copied anywhere: the answer text on its
+      // way to the guest (sent, not yet taken by the worker, or still batched) stays within the
+      // memory limit. The program gets an error it can catch; the host never holds more for it.
+      const envelopeOf = (name: string, valueJson: string): string =>
+        answerEnvelope(name, valueJson, limits.memoryLimitBytes, worker.answersInTransit() + batchChars)
+      const fail = (error: unknown): void => kill(faultResult(error))
 
       worker.attach({
         message: (message: WorkerRunMessage) => {
@@ -258,7 +278,9 @@ class QuickJSEngine implements SandboxEngine {
           this.#keepAwake.activity()
           switch (message.t) {
             case 'calls':
-              for (const [call, name, argsJson] of message.calls) callHost(host, name, argsJson, (envelope) => answer(call, envelope))
+              for (const [call, name, argsJson] of message.calls) {
+                callHost(host, name, argsJson, envelopeOf, (envelope) => answer(call, envelope), fail)
+              }
               return
             case 'log':
               try {
@@ -267,13 +289,22 @@ class QuickJSEngine implements SandboxEngine {
                 // A failing log sink is the host's problem, not the program's.
               }
               return
-            case 'done':
+            case 'done': {
               if (!end()) return
               if (message.freshHeap) this.#freshHeapRuns += 1
               if (message.reset) this.#rebuiltModules += 1
+              let result: EngineRunResult
+              try {
+                result = resultOf(message.outcome, limits, code)
+              } catch (error) {
+                // The worker reported something its protocol never sends: it is not trusted again.
+                this.#pool.discard(worker)
+                return resolve(faultResult(error))
+              }
               this.#pool.release(worker)
-              resolve(resultOf(message.outcome, limits, code))
+              resolve(result)
               return
+            }
           }
         },
         lost: (reason) => {
@@ -299,11 +330,20 @@ class QuickJSEngine implements SandboxEngine {
 }
 
 /**
- * One sub-call through the host; `answer` gets its envelope text. `GuestHost.call` never rejects; if
- * it throws or rejects anyway, or answers with something that is not an outcome, contain it.
- * A plain `then` (no async function) keeps this hot path to one promise reaction per call.
+ * One sub-call through the host; `answer` gets its envelope text, made by `envelopeOf` from a
+ * value. `GuestHost.call` never rejects; if it throws or rejects anyway, or answers with something
+ * that is not an outcome, contain it. Should answering itself throw, `fail` ends the run: nothing
+ * reached from guest activity may throw uncaught on the host. A plain `then` (no async function)
+ * keeps this hot path to one promise reaction per call.
  */
-function callHost(host: EngineRunRequest['host'], name: string, argsJson: string, answer: (envelope: string) => void): void {
+function callHost(
+  host: EngineRunRequest['host'],
+  name: string,
+  argsJson: string,
+  envelopeOf: (name: string, valueJson: string) => string,
+  answer: (envelope: string) => void,
+  fail: (error: unknown) => void,
+): void {
   const failed = (): void => answer(failureEnvelope(`the tool call ${name} failed in the host`, 'TOOL_FAILED'))
   let pending: Promise<HostCallOutcome>
   try {
@@ -311,15 +351,17 @@ function callHost(host: EngineRunRequest['host'], name: string, argsJson: string
   } catch {
     return failed()
   }
-  void Promise.resolve(pending).then((outcome) => {
-    let envelope: string
-    try {
-      envelope = outcome.ok ? successEnvelope(outcome.valueJson) : failureEnvelope(outcome.message, outcome.code)
-    } catch {
-      return failed()
-    }
-    answer(envelope)
-  }, failed)
+  void Promise.resolve(pending)
+    .then((outcome) => {
+      let envelope: string
+      try {
+        envelope = outcome.ok ? envelopeOf(name, outcome.valueJson) : failureEnvelope(outcome.message, outcome.code)
+      } catch {
+        return failed()
+      }
+      answer(envelope)
+    }, failed)
+    .catch(fail)
 }
 
 function resultOf(outcome: WorkerOutcome, limits: SandboxLimits, code: string): EngineRunResult {
@@ -347,6 +389,11 @@ function failure(error: EngineFailure): EngineRunResult {
 
 function limitResult(limit: SandboxLimitName, limits: SandboxLimits): EngineRunResult {
   return failure({ kind: 'limit', limit, message: describeLimit(limit, limits) })
+}
+
+/** A host-side fault while handling the run (never the program's doing alone): the worker goes. */
+function faultResult(_error: unknown): EngineRunResult {
+  return failure({ kind: 'guest', name: 'InternalError', message: 'the sandbox failed while running the program' })
 }
 
 function abortedResult(): EngineRunResult {

@@ -7,6 +7,7 @@ export declare const READ: number
 export declare const MAIN_AWAKE: number
 export declare const WORKER_IDLE: number
 export declare const WORKER_SLEEPING: number
+export declare const ANSWERS_TAKEN: number
 
 /** A fresh ring's shared memory, with `dataBytes` of room for frames. */
 export declare function createRingBuffer(dataBytes?: number): SharedArrayBuffer

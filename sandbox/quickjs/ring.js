@@ -29,6 +29,7 @@ export const READ = 2
 export const MAIN_AWAKE = 3
 export const WORKER_IDLE = 4
 export const WORKER_SLEEPING = 5
+export const ANSWERS_TAKEN = 6
 
 /** A fresh ring's shared memory, with `dataBytes` of room for frames. */
 export function createRingBuffer(dataBytes = RING_DATA_BYTES) {

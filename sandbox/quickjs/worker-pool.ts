@@ -2,7 +2,7 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { SandboxLimitName } from '../engine.ts'
 import type { AwakePoller, KeepAwake } from '../keep-awake.ts'
-import { MAIN_AWAKE, REPLIES, RingReader, RingWriter, WORKER_IDLE, WORKER_SLEEPING, createRingBuffer, encodeAnswers } from './ring.js'
+import { ANSWERS_TAKEN, MAIN_AWAKE, REPLIES, RingReader, RingWriter, WORKER_IDLE, WORKER_SLEEPING, createRingBuffer, encodeAnswers } from './ring.js'
 
 /**
  * A small pool of warm QuickJS worker threads, one program at a time per worker.
@@ -56,6 +56,11 @@ export interface LeasedWorker {
    * text). The worker may be blocked waiting for it (see worker.js).
    */
   reply(run: number, answers: (number | string)[]): void
+  /**
+   * UTF-16 code units of answer text sent to this worker and not yet taken by it: what is on its
+   * way into the guest's heap. The engine bounds it by the run's memory limit.
+   */
+  answersInTransit(): number
   attach(handler: WorkerRunHandler): void
   /**
    * Guest CPU milliseconds of the current run as the worker publishes them, the slice running
@@ -96,6 +101,8 @@ class Slot implements LeasedWorker, AwakePoller {
   #deliveryScheduled = false
   /** Answer frames sent to this worker so far (their sequence numbers). */
   #answerFrames = 0
+  /** Code units of answer frames sent, wrapping as an Int32 like the worker's ANSWERS_TAKEN count. */
+  #answerChars = 0
 
   /**
    * @param answers Sub-call answers to the worker (ring.js).
@@ -105,6 +112,8 @@ class Slot implements LeasedWorker, AwakePoller {
    *   each answer, and notified when the worker sleeps in `Atomics.wait` (see {@link reply}).
    * @param bell Our end of the port the worker rings when it wrote to the ring unwatched.
    * @param onMessage Handles one worker message.
+   * @param onFault Called instead when reading or handling the worker's messages throws: the
+   *   worker is not to be trusted any more (nothing reached from its messages may throw uncaught).
    */
   constructor(
     readonly worker: Worker,
@@ -113,6 +122,7 @@ class Slot implements LeasedWorker, AwakePoller {
     readonly ring: RingReader,
     readonly bell: MessagePort,
     readonly onMessage: (message: unknown) => void,
+    readonly onFault: () => void,
     /**
      * `[start of the running guest slice (ms since the epoch) or -1, CPU ms of the run's ended
      * slices, 1 + index in KILL_LIMITS of a limit the worker already stopped the run for, or 0]`.
@@ -143,6 +153,7 @@ class Slot implements LeasedWorker, AwakePoller {
   reply(run: number, answers: (number | string)[]): void {
     // Write first, then bump: the worker reads the word before taking answers (worker.js).
     const frame = encodeAnswers(this.#answerFrames++, run, answers)
+    this.#answerChars = (this.#answerChars + frame.length) | 0
     // The port takes what the ring cannot: a frame bigger than its free room, or text with a lone
     // surrogate, which UTF-8 cannot carry (a custom GuestHost's value; the bridge escapes them).
     if (!(frame as string & { isWellFormed(): boolean }).isWellFormed() || !this.answers.tryWrite(frame)) {
@@ -156,6 +167,10 @@ class Slot implements LeasedWorker, AwakePoller {
     if (Atomics.load(this.ring.words, WORKER_SLEEPING) === 1) Atomics.notify(this.ring.words, REPLIES)
   }
 
+  answersInTransit(): number {
+    return (this.#answerChars - Atomics.load(this.answers.words, ANSWERS_TAKEN)) | 0
+  }
+
   attach(handler: WorkerRunHandler): void {
     this.handler = handler
   }
@@ -166,7 +181,11 @@ class Slot implements LeasedWorker, AwakePoller {
    * of one (sub-calls getting under way) run before the next (say, the run's end) is handled.
    */
   drain(): void {
-    this.ring.drain(this.#receive)
+    try {
+      this.ring.drain(this.#receive)
+    } catch {
+      return this.onFault()
+    }
     if (!this.#deliveryScheduled) this.#deliver()
   }
 
@@ -182,7 +201,12 @@ class Slot implements LeasedWorker, AwakePoller {
       this.#deliveryScheduled = true
       setImmediate(this.#deliver)
     }
-    this.onMessage(message)
+    try {
+      this.onMessage(message)
+    } catch {
+      this.#inbox.length = 0
+      this.onFault()
+    }
   }
 
   awake(on: boolean): void {
@@ -378,7 +402,17 @@ export class WorkerPool {
         slot.handler.message(message as WorkerRunMessage)
       }
     }
-    const slot = new Slot(worker, new RingWriter(answerRing), replies.port1, new RingReader(ring), bell.port1, onMessage, clock)
+    // Whatever went wrong reading or handling its messages, the worker goes and its run is told.
+    const onFault = (): void => {
+      if (slot.state === 'dead') return
+      const handler = slot.handler
+      slot.handler = undefined
+      void this.#kill(slot)
+      handler?.lost('crashed')
+      this.#fillSlots()
+      this.#dispatch()
+    }
+    const slot = new Slot(worker, new RingWriter(answerRing), replies.port1, new RingReader(ring), bell.port1, onMessage, onFault, clock)
     this.#slots.add(slot)
     // Neither port may keep the process alive: the worker's own ref does that while it is busy.
     bell.port1.on('message', () => slot.drain())

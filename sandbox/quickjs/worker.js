@@ -57,7 +57,7 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core'
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
 import { GuestCpuClock, openThreadCpuClock } from './guest-cpu.js'
-import { FieldReader, REPLIES, RING_HEADER_BYTES, RingReader, WORKER_IDLE, WORKER_SLEEPING, createMessageSender, decodeAnswers } from './ring.js'
+import { ANSWERS_TAKEN, FieldReader, REPLIES, RING_HEADER_BYTES, RingReader, WORKER_IDLE, WORKER_SLEEPING, createMessageSender, decodeAnswers } from './ring.js'
 import { staticDataEnd } from './wasm-layout.js'
 
 const {
@@ -125,6 +125,11 @@ const HEADROOM_BYTES = 1024 * 1024
 // QuickJS's own allocation count (setMemoryLimit) at a smaller limit fails the prelude itself.
 const MIN_HEAP_BYTES = 1024 * 1024
 const LOG_LEVELS = new Set(['log', 'info', 'warn', 'error'])
+/**
+ * Most code units of the prelude's reports beyond a result's own JSON (a failure's message, path
+ * and stack, each clipped by the prelude): longer text is never sent to the main thread.
+ */
+const MAX_REPORT_CHARS = 64 * 1024
 
 /**
  * The QuickJS binary, compiled once for the worker's life (every module is an instance of it:
@@ -342,6 +347,7 @@ const seed = new BigUint64Array(1)
  */
 const CALL_QUEUE = `(function () {
 'use strict';
+var undefined = void 0;
 var g = globalThis;
 var breach = g.__codemode_breach;
 delete g.__codemode_breach;
@@ -584,6 +590,8 @@ function takeReplies(run) {
 /** Answer frames taken and not yet settled (decoded). */
 const received = []
 const receive = (text) => {
+  // Counted as taken before decoding: a frame that fails to decode ends the run all the same.
+  Atomics.add(answerReader.words, ANSWERS_TAKEN, text.length)
   received.push(decodeAnswers(text))
 }
 const bySequence = (a, b) => a.seq - b.seq
@@ -770,6 +778,8 @@ function pump(run) {
   const text = run.context.getString(result.value)
   result.value.dispose()
   if (run.kill !== undefined) return finishRun(run, { kind: 'limit', limit: run.kill }, true)
+  // `finish` is guest code and holds the result to its limit; the host does not take its word.
+  if (text.length > run.limits.maxResultBytes + MAX_REPORT_CHARS) return finishRun(run, { kind: 'limit', limit: 'maxResultBytes' }, true)
   finishRun(run, { kind: 'finish', text }, overResultLimit(text))
 }
 
@@ -815,8 +825,10 @@ function failWith(run, errorHandle) {
     const described = guest(run, () => run.context.callFunction(describe, run.context.undefined, errorHandle))
     describe.dispose()
     if (described.error === undefined) {
-      raw = JSON.parse(run.context.getString(described.value))
+      const text = run.context.getString(described.value)
       described.value.dispose()
+      // describeError clips what it reports; were it broken, the text stays in the worker.
+      if (text.length <= MAX_REPORT_CHARS) raw = JSON.parse(text)
     } else {
       described.error.dispose()
     }

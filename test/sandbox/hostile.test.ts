@@ -74,6 +74,16 @@ describe.each(enginesUnderTest())('hostile programs through run_code on $name', 
       }),
     )
     ctx.tools.register(
+      rawTool('deep', {
+        output: { schema: {}, render: () => [{ type: 'text', text: 'deep' }] },
+        execute: async (args) => {
+          let value: unknown = 1
+          for (let i = 0; i < (args as { n: number }).n; i++) value = [value]
+          return value
+        },
+      }),
+    )
+    ctx.tools.register(
       rawTool('hang', {
         isConcurrencySafe: () => true,
         execute: async (_args, exec) => {
@@ -282,7 +292,12 @@ describe.each(enginesUnderTest())('hostile programs through run_code on $name', 
         { fails: LIMIT('memoryLimitBytes') },
       ],
       ['a sub-call argument larger than the heap', "return (await tools.echo({ s: 'x'.repeat(2e7) })).s.length", { fails: LIMIT('memoryLimitBytes') }],
-      ['a tool answer larger than the heap', 'return (await tools.big({ n: 6e7 })).length', { fails: LIMIT('memoryLimitBytes') }],
+      // Refused before it is copied anywhere: the program gets an error naming the limit (uncaught here).
+      [
+        'a tool answer larger than the heap',
+        'return (await tools.big({ n: 6e7 })).length',
+        { fails: /The program threw Error.*the result of big \(60000002 characters of JSON\) is too large for the program's memory limit of 33554432 bytes \(memoryLimitBytes\)/ },
+      ],
     ]
     it.each(roomy)('survives %s', async (_title, code, outcome) => {
       await attack(code, outcome, { cpuTimeMs: 3_000 })
@@ -291,6 +306,43 @@ describe.each(enginesUnderTest())('hostile programs through run_code on $name', 
     it('passes a large (2 MB) sub-call argument and answer through intact where the limit allows it', async () => {
       await attack("return (await tools.echo({ s: 'x'.repeat(2e6) })).s.length", { value: 2e6 }, { maxArgumentBytes: 4_000_000 })
     })
+
+    // Found by the red-team pass (issue 23): on QuickJS the answers of one turn were joined into one
+    // string with no bound, and Node died of "Invalid string length" (600 MB of answers).
+    it('survives a Promise.all of 200 tool results of 3 MB each: the run ends, the host lives', async () => {
+      await attack(
+        'const r = await Promise.all(Array.from({ length: 200 }, () => tools.big({ n: 3e6 }))); return r.length',
+        // Either the results that fit exhaust the heap, or one that does not fit is refused first.
+        { fails: /stopped by its memoryLimitBytes limit|The program threw Error \(ANSWER_TOO_LARGE\).*memoryLimitBytes/ },
+        { maxSubCalls: 300, maxSubCallsInFlight: 256, wallTimeMs: 60_000, cpuTimeMs: 5_000 },
+      )
+    }, 120_000)
+
+    it('hands a tool result larger than the memory limit to the program as an error it can catch', async () => {
+      await attack(
+        'try { await tools.big({ n: 20e6 }) } catch (e) { return [e.code, e.message, (await tools.echo({ s: "ok" })).s] }',
+        {
+          value: [
+            'ANSWER_TOO_LARGE',
+            "the result of big (20000002 characters of JSON) is too large for the program's memory limit of 33554432 bytes (memoryLimitBytes): a result may take half of it, for its text and its value",
+            'ok',
+          ],
+        },
+      )
+    }, 60_000)
+
+    it('refuses results that would not fit beside those still on their way to the program, naming the limit', async () => {
+      // Eight results of 6 MB settle together: what the 32 MiB guest cannot take in is refused
+      // before it is copied (QuickJS), or the run ends at its memory limit (isolated-vm).
+      const session = await attack(
+        'const r = await Promise.allSettled(Array.from({ length: 8 }, () => tools.big({ n: 6e6 })))\nreturn r.filter((x) => x.status === "rejected").map((x) => x.reason.code)',
+        engineUnderTest.name === 'quickjs'
+          ? { value: expect.arrayContaining(['ANSWER_TOO_LARGE']) }
+          : { failsOrValue: LIMIT('memoryLimitBytes'), value: expect.arrayContaining(['ANSWER_TOO_LARGE']) },
+        { wallTimeMs: 30_000, cpuTimeMs: 5_000 },
+      )
+      expect(session.agent.session.events.filter((e) => e.type === 'tool/code-dispatch')).toHaveLength(8)
+    }, 60_000)
 
     it('refuses an argument over maxArgumentBytes to the program, which can carry on', async () => {
       await attack(
@@ -604,6 +656,28 @@ describe.each(enginesUnderTest())('hostile programs through run_code on $name', 
       )
     })
 
+    it('keeps arguments and results exact when the program redefines undefined, NaN, Infinity and tools', async () => {
+      // QuickJS lets a program redefine these non-configurable globals; the runtime must not read them.
+      await attack(
+        'const t = tools\n' +
+          "for (const name of ['undefined', 'NaN', 'Infinity', 'tools']) { try { Object.defineProperty(globalThis, name, { value: 1 }) } catch {} }\n" +
+          'return { one: 1, list: [1, 2], echoed: await t.echo({ one: 1, nested: { one: 1 } }) }',
+        { value: { one: 1, list: [1, 2], echoed: { one: 1, nested: { one: 1 } } } },
+      )
+    })
+
+    it('delivers a tool result nested 100,000 deep, or refuses it naming the stack limit', async () => {
+      await attack(
+        'try { let x = await tools.deep({ n: 100000 }), d = 0; while (Array.isArray(x)) { x = x[0]; d++ } return d } catch (e) { return [e.code, e.message] }',
+        {
+          value:
+            engineUnderTest.name === 'quickjs'
+              ? ['ANSWER_TOO_DEEP', expect.stringMatching(/nested too deeply .* stack limit of \d+ bytes \(stackSizeBytes\)/)]
+              : 100000,
+        },
+      )
+    })
+
     it('cannot import modules', async () => {
       await attack("return await import('node:child_process')", { fails: /The program threw \w*Error.*(could not load module|Not supported)/ })
     })
@@ -614,7 +688,7 @@ describe.each(enginesUnderTest())('hostile programs through run_code on $name', 
         { value: expect.any(Array) },
       )
       const names = session.agent.session.events.flatMap((e) => (e.type === 'tool/code-dispatch-start' ? [e.name] : []))
-      expect(names.every((name) => ['hang', 'echo', 'fail', 'big'].includes(name))).toBe(true)
+      expect(names.every((name) => ['hang', 'echo', 'fail', 'big', 'deep'].includes(name))).toBe(true)
     })
   })
 
