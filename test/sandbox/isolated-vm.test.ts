@@ -501,9 +501,16 @@ return { values, seen }
       // 4 MB kept by each program in a 32 MB isolate: were the contexts kept, the eighth run would
       // run out of memory, and the isolate would be replaced once over three quarters full. Their
       // garbage may wait for the collector a few runs, which is what the margin is for.
+      // An isolate is kept only once it proves quiet within a time budget, which a busy host can
+      // miss now and then: what must hold is a streak of 7 runs in one isolate, each with its value.
       const code = 'globalThis.keep = new Array(2 ** 19).fill(0)\nreturn keep.length'
-      for (let i = 0; i < 8; i++) expect(valueOf(await runAs(alice, code))).toBe(2 ** 19)
-      expect(engine.reusedRuns).toBe(7)
+      let streak = 0
+      for (let i = 0; i < 40 && streak < 7; i++) {
+        const reusedBefore = engine.reusedRuns
+        expect(valueOf(await runAs(alice, code))).toBe(2 ** 19)
+        streak = engine.reusedRuns > reusedBefore ? streak + 1 : 0
+      }
+      expect(streak).toBe(7)
     })
 
     it('for the 4 tenants that ran last', async () => {
