@@ -6,7 +6,7 @@
  */
 
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, ListToolsResultSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from '../src/context.ts'
 import { ToolDefinitionError, ToolError, ToolErrorCode } from '../src/errors.ts'
@@ -118,12 +118,17 @@ export function defaultPrefix(serverName: string): string {
   return words.length > 0 ? words.join('-') : 'mcp'
 }
 
-/** Every page of `tools/list`. */
+/**
+ * Every page of `tools/list`. Sent as a plain request rather than `client.listTools()`, which also
+ * compiles a validator per output schema (most of an import's time): the pipeline checks every
+ * value against the same schema already.
+ */
 async function listAllTools(client: Client, timeoutMs: number | undefined): Promise<Tool[]> {
   const tools: Tool[] = []
   let cursor: string | undefined
   do {
-    const page = await client.listTools(cursor === undefined ? {} : { cursor }, timeoutMs === undefined ? {} : { timeout: timeoutMs })
+    const params = cursor === undefined ? {} : { cursor }
+    const page = await client.request({ method: 'tools/list', params }, ListToolsResultSchema, timeoutMs === undefined ? {} : { timeout: timeoutMs })
     tools.push(...page.tools)
     cursor = page.nextCursor
   } while (cursor !== undefined)
@@ -219,6 +224,7 @@ function definitionOf(
     }
     if (!structured) return content
     const value = result.structuredContent
+    if (value === undefined) throw new ToolError(ToolErrorCode.INVALID_TOOL_OUTPUT, `MCP tool "${mcpName}" declares an output schema but returned no structuredContent`)
     pending.set(exec.token, { value: JSON.stringify(value), content })
     return value
   }
