@@ -1,4 +1,6 @@
+import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -206,5 +208,26 @@ describe('importMcpTools: Code Mode over imported tools', () => {
       return { sum: a.sum, echoed: b[0].text, failed }`
     const result = await context.tools.execute(call('run_code', { code }, { agent }))
     expect(result.value).toEqual({ result: { sum: 3, echoed: 'hey', failed: 'disk full' }, logs: [] })
+  })
+})
+
+describe('importMcpTools over stdio', () => {
+  it('imports a server started as a process, and a call after the process died is an error result naming it', async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'toy-stdio.ts')],
+      env: Object.fromEntries(Object.entries({ ...process.env, NODE_OPTIONS: '' }).filter((entry): entry is [string, string] => entry[1] !== undefined)),
+      stderr: 'pipe',
+    })
+    const client = new Client({ name: 'test-client', version: '1.0.0' })
+    await client.connect(transport)
+    opened.push(client)
+    const context = createContext()
+    await importMcpTools(client, { context, prefix: 'toy' })
+    expect((await context.tools.execute(call('toy.add', { a: 1, b: 1 }))).value).toEqual({ sum: 2 })
+    process.kill(transport.pid as number, 'SIGKILL')
+    await expect.poll(async () => (await context.tools.execute(call('toy.add', { a: 1, b: 1 }))).isError).toBe(true)
+    const result = await context.tools.execute(call('toy.add', { a: 1, b: 1 }))
+    expect(result.error?.message).toMatch(/MCP server "toy-server"/)
   })
 })
