@@ -49,7 +49,7 @@ describe('examples/openai-agent request payloads', () => {
     expect(tools.find((tool) => tool.function.name === 'read_file')?.function.strict).toBe(false)
   })
 
-  it('answers the first turn's calls in the second request with one tool message per call, in order', async () => {
+  it("answers the first turn's calls in the second request with one tool message per call, in order", async () => {
     const summary = await openaiAgent.main({ api: 'chat', print: silent })
     const messages = (summary.requests[1] as { messages: { role: string; tool_call_id?: string }[] }).messages
     expect(messages.map((message) => message.tool_call_id ?? message.role)).toEqual(['user', 'assistant', 'call_1', 'call_2', 'call_3'])
