@@ -17,7 +17,6 @@ import type { ContentBlock } from '../src/messages.ts'
 import { describeThrown } from '../src/results.ts'
 import { assertObjectJsonSchema, assertSupportedJsonSchema, JsonSchemaError } from '../src/schema/json-schema.ts'
 import type { JsonSchemaNode, ObjectJsonSchema } from '../src/schema/types.ts'
-import { validateArgs } from '../src/schema/validate.ts'
 import type { ToolDefinition } from '../src/tool.ts'
 import { CONTENT_VALUE_SCHEMA, contentSummary, fromMcpContent } from './content.ts'
 
@@ -204,11 +203,10 @@ function definitionOf(
   // The server's blocks of a structured call, by execution token, until finalizeContent takes them.
   const pending = new Map<symbol, { value: string; content: ContentBlock[] }>()
   const execute = async (args: unknown, exec: ToolRunContext): Promise<unknown> => {
-    // The server never sees arguments its own schema refuses: the model gets the paths instead.
-    const checked = validateArgs(parameters, args, name)
+    // The pipeline checked `args` against the server's own input schema before any policy ran.
     let result
     try {
-      result = await client.callTool({ name: mcpName, arguments: checked }, undefined, {
+      result = await client.callTool({ name: mcpName, arguments: args as Record<string, unknown> }, undefined, {
         signal: exec.signal,
         ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
       })
@@ -268,10 +266,10 @@ function definitionOf(
  *   collide with tools the context already sees (nothing is registered then).
  */
 export async function importMcpTools(client: Client, options: ImportMcpToolsOptions): Promise<McpToolImport> {
-  const { context, timeoutMs } = options
-  if (typeof options !== 'object' || options === null || typeof context?.tools?.register !== 'function') {
+  if (typeof options !== 'object' || options === null || typeof options.context?.tools?.register !== 'function') {
     throw new McpImportError('importMcpTools(client, { context }): context must be the Context to register the tools in (createContext() or a scope)')
   }
+  const { context, timeoutMs } = options
   if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
     throw new McpImportError(`importMcpTools: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`)
   }

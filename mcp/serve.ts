@@ -136,10 +136,10 @@ export function createMcpServer(options: McpServerOptions): Server {
 type InFlight = Map<string | number, AbortController>
 
 function buildServer(options: McpServerOptions, inFlight: InFlight | undefined): Server {
-  const { context, agent } = options
-  if (typeof options !== 'object' || options === null || typeof context?.tools?.execute !== 'function') {
+  if (typeof options !== 'object' || options === null || typeof options.context?.tools?.execute !== 'function') {
     throw new ToolDefinitionError('createMcpServer({ context }): context must be the Context whose tools are served')
   }
+  const { context, agent } = options
   const view = agent ?? context
   const hub = progressHubs.get(context) ?? new ProgressHub(context)
   progressHubs.set(context, hub)
@@ -299,15 +299,14 @@ async function serveHttp(options: McpServerOptions, http: { port: number; host?:
  * await serveMcp({ context: ctx, transport: 'stdio' })
  */
 export async function serveMcp(options: ServeMcpOptions): Promise<McpServing> {
-  const { transport } = options
+  const transport: unknown = (options as Partial<ServeMcpOptions> | undefined)?.transport
   if (transport === 'stdio') {
     const server = createMcpServer(options)
     await server.connect(new StdioServerTransport())
     const close = (): Promise<void> => server.close()
     return { url: undefined, close, [Symbol.asyncDispose]: close }
   }
-  if (typeof transport === 'object' && transport !== null && typeof transport.http === 'object' && transport.http !== null) {
-    return serveHttp(options, transport.http)
-  }
+  const http = typeof transport === 'object' && transport !== null ? (transport as { http?: unknown }).http : undefined
+  if (typeof http === 'object' && http !== null) return serveHttp(options, http as { port: number; host?: string; path?: string })
   throw new ToolDefinitionError(`serveMcp: transport must be 'stdio' or { http: { port } }, got ${JSON.stringify(transport)}`)
 }

@@ -65,6 +65,15 @@ describe('importMcpTools: registration and the report', () => {
     expect(context.tools.list().map((tool) => tool.name)).toEqual(['toy.echo'])
   })
 
+  it('refuses options it cannot use, naming the fix', async () => {
+    const client = await connect(createToyServer().server)
+    const context = createContext()
+    await expect(importMcpTools(client, {} as never)).rejects.toThrow(/context must be the Context to register the tools in/)
+    await expect(importMcpTools(client, { context, prefix: 'a b' })).rejects.toThrow(/prefix "a b" must be letters, digits/)
+    await expect(importMcpTools(client, { context, timeoutMs: -1 })).rejects.toThrow(/timeoutMs must be a positive number/)
+    await expect(importMcpTools(new Client({ name: 'c', version: '1' }), { context })).rejects.toThrow(/not connected; await client.connect/)
+  })
+
   it('refuses a second live import through the same client', async () => {
     const { client, context } = await imported('a')
     await expect(importMcpTools(client, { context, prefix: 'b' })).rejects.toThrow(/already imported through this client/)
