@@ -133,7 +133,7 @@ async function run(command: RunCommand, streams: CliStreams): Promise<number> {
       const agent = context.agent('cli')
       const callId = 'run'
       const sink = { write: (text: string) => void streams.stderr.write(text), isTTY: streams.stderr.isTTY === true }
-      const stopProgress = showProgress(context, callId, sink, streams.stderr.columns ?? 100)
+      const stopProgress = showProgress(context, callId, sink, (streams.stderr.columns ?? 0) > 0 ? (streams.stderr.columns as number) : 100)
       process.once('SIGINT', interrupt)
       let result
       try {
