@@ -1,6 +1,7 @@
 /**
- * The whole SDK a Code Mode program sees: `type JsonValue` once, then `declare const tools` with
- * one documented async method per tool, and the bindings the sandbox installs under those names.
+ * The whole SDK a Code Mode program sees: `type JsonValue` once, the named types of referenced
+ * schemas, then `declare const tools` with one documented async method per tool, and the bindings
+ * the sandbox installs under those names.
  */
 
 import { ToolDefinitionError } from '../src/errors.ts'
@@ -8,7 +9,7 @@ import type { JsonSchemaNode } from '../src/schema/types.ts'
 import { renderDocComment } from './doc-comment.ts'
 import { assignBindings } from './identifiers.ts'
 import type { SdkBinding } from './identifiers.ts'
-import { describeNode, schemaToType } from './schema-to-ts.ts'
+import { describeNode, resolveLocalRef, schemaToType } from './schema-to-ts.ts'
 
 /** One tool as the SDK generator needs it: its model-facing schema, plus its output schema. */
 export interface SdkToolInput {
@@ -49,7 +50,92 @@ function byName(a: SdkToolInput, b: SdkToolInput): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0
 }
 
-function renderMethod(tool: SdkToolInput, binding: string): string {
+/** Type names handed out in one SDK, so no two named types collide (nor with `JsonValue`). */
+class TypeNames {
+  readonly #taken = new Set(['JsonValue'])
+
+  claim(base: string): string {
+    let name = base
+    for (let n = 2; this.#taken.has(name); n++) name = `${base}${n}`
+    this.#taken.add(name)
+    return name
+  }
+}
+
+function pascal(text: string): string {
+  const words = text.split(/[^A-Za-z0-9]+/).filter((word) => word !== '')
+  const joined = words.map((word) => `${word.charAt(0).toUpperCase()}${word.slice(1)}`).join('')
+  if (joined === '') return 'Type'
+  return /^[0-9]/.test(joined) ? `T${joined}` : joined
+}
+
+/** Every `$ref` string in `node`'s own tree, not entering `$defs`/`definitions` (targets are visited when referenced). */
+function refsIn(node: JsonSchemaNode, found: Set<string>): void {
+  const stack: unknown[] = [node]
+  while (stack.length > 0) {
+    const current = stack.pop()
+    if (typeof current !== 'object' || current === null) continue
+    if (Array.isArray(current)) {
+      stack.push(...current)
+      continue
+    }
+    for (const [key, value] of Object.entries(current)) {
+      if (key === '$ref' && typeof value === 'string') found.add(value)
+      else if (key === 'properties' || key === 'patternProperties') stack.push(...Object.values(value as object))
+      else if (SUBSCHEMA_KEYS.has(key)) stack.push(value)
+    }
+  }
+}
+
+const SUBSCHEMA_KEYS: ReadonlySet<string> = new Set(['items', 'prefixItems', 'additionalItems', 'additionalProperties', 'propertyNames', 'oneOf', 'anyOf', 'allOf'])
+
+/**
+ * Names the schemas `root`'s references reach (`Fs_Node` style, from the binding and the
+ * definition's name) and renders one `type` alias per target, so recursion is written by name.
+ */
+function namedTypes(
+  root: JsonSchemaNode,
+  binding: string,
+  role: 'input' | 'output',
+  names: TypeNames,
+): { readonly refName: (ref: string) => string | undefined; readonly aliases: string[] } {
+  const targets = new Map<string, { name: string; node: JsonSchemaNode }>()
+  const pending = new Set<string>()
+  refsIn(root, pending)
+  const order: string[] = []
+  while (pending.size > 0) {
+    const ref = pending.values().next().value as string
+    pending.delete(ref)
+    if (targets.has(ref)) continue
+    const node = resolveLocalRef(root, ref)
+    if (node === undefined) continue
+    const segments = decodePointer(ref).filter((segment) => segment !== '$defs' && segment !== 'definitions' && segment !== 'properties')
+    const own = segments.length === 0 ? (role === 'input' ? 'Args' : 'Result') : `${role === 'output' ? 'Result' : ''}${pascal(segments.join(' '))}`
+    targets.set(ref, { name: names.claim(`${pascal(binding)}${own}`), node })
+    order.push(ref)
+    const more = new Set<string>()
+    refsIn(node, more)
+    for (const next of more) if (!targets.has(next)) pending.add(next)
+  }
+  const refName = (ref: string): string | undefined => targets.get(ref)?.name
+  const aliases = order.map((ref) => {
+    const { name, node } = targets.get(ref) as { name: string; node: JsonSchemaNode }
+    return `${renderDocComment(describeNode(node), '')}type ${name} = ${schemaToType(node, '', { role, refName, root })}\n`
+  })
+  return { refName, aliases }
+}
+
+function decodePointer(ref: string): string[] {
+  let fragment: string
+  try {
+    fragment = decodeURIComponent(ref.slice(1))
+  } catch {
+    return []
+  }
+  return fragment === '' ? [] : fragment.slice(1).split('/').map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
+}
+
+function renderMethod(tool: SdkToolInput, binding: string, names: TypeNames, aliases: string[]): string {
   const segments: string[] = []
   const title = tool.title?.trim()
   if (title !== undefined && title !== '') segments.push(title, '')
@@ -60,16 +146,26 @@ function renderMethod(tool: SdkToolInput, binding: string): string {
   const returns = tool.output === undefined ? [] : describeNode(tool.output, { values: false })
   if (returns.length > 0) segments.push(`@returns ${returns.join(' ')}`)
   const doc = renderDocComment(segments, MEMBER_INDENT)
-  const argsType = schemaToType(tool.parameters, MEMBER_INDENT)
-  const resultType = tool.output === undefined ? 'JsonValue' : schemaToType(tool.output, MEMBER_INDENT)
+  const input = namedTypes(tool.parameters, binding, 'input', names)
+  aliases.push(...input.aliases)
+  const argsType = schemaToType(tool.parameters, MEMBER_INDENT, { role: 'input', refName: input.refName })
+  let resultType = 'JsonValue'
+  if (tool.output !== undefined) {
+    const output = namedTypes(tool.output, binding, 'output', names)
+    aliases.push(...output.aliases)
+    resultType = schemaToType(tool.output, MEMBER_INDENT, { role: 'output', refName: output.refName })
+  }
   return `${doc}${MEMBER_INDENT}${binding}(args: ${argsType}): Promise<${resultType}>\n`
 }
 
 /**
  * Generate the SDK for `tools`. Tools are sorted by name (code-unit order), so the text depends
  * only on the set of tools, not on registration order; a name that is not a safe identifier gets
- * a sanitized binding whose JSDoc names the real tool. Throws `ToolDefinitionError` on duplicate
- * names. Schemas must already be validated (`assertSupportedJsonSchema`).
+ * a sanitized binding whose JSDoc names the real tool. Argument types list only the declared keys
+ * (no index signature, so a misspelled key fails the type check); result types of open objects
+ * keep one. Schemas a `$ref` reaches become named `type` aliases before `tools` (recursion is
+ * written by name). Throws `ToolDefinitionError` on duplicate names. Schemas must already be
+ * validated (`assertSupportedJsonSchema`).
  */
 export function generateSdk(tools: readonly SdkToolInput[]): GeneratedSdk {
   const sorted = [...tools].sort(byName)
@@ -79,10 +175,13 @@ export function generateSdk(tools: readonly SdkToolInput[]): GeneratedSdk {
     seen.add(name)
   }
   const bindings = assignBindings(sorted.map((tool) => tool.name))
-  const methods = sorted.map((tool, index) => renderMethod(tool, bindings[index]!.binding))
+  const names = new TypeNames()
+  const aliases: string[] = []
+  const methods = sorted.map((tool, index) => renderMethod(tool, bindings[index]!.binding, names, aliases))
   const toolsType = methods.length === 0 ? 'Record<string, never>\n' : `{\n${methods.join('')}}\n`
+  const named = aliases.length === 0 ? '' : `\n${aliases.join('\n')}`
   return {
-    declarations: `${JSON_VALUE_DECLARATION}\n${TOOLS_DOC}declare const tools: ${toolsType}`,
+    declarations: `${JSON_VALUE_DECLARATION}${named}\n${TOOLS_DOC}declare const tools: ${toolsType}`,
     bindings: Object.freeze(bindings.map((binding) => Object.freeze(binding))),
   }
 }

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { generateSdk, typeCheckDeclarations } from '../../sdk-gen/index.ts'
 import type { SdkToolInput } from '../../sdk-gen/index.ts'
 import { ToolDefinitionError } from '../../src/errors.ts'
+import type { JsonSchemaNode } from '../../src/schema/types.ts'
+import { mcpFixture } from '../fixtures/mcp-schemas.ts'
 import { representativeTools } from './fixtures.ts'
 
 const golden = (name: string): string => readFileSync(new URL(`./golden/${name}`, import.meta.url), 'utf8')
@@ -93,5 +95,66 @@ describe('generateSdk', () => {
     const { bindings } = generateSdk(representativeTools)
     expect(Object.isFrozen(bindings)).toBe(true)
     expect(bindings.every((binding) => Object.isFrozen(binding))).toBe(true)
+  })
+})
+
+describe('generateSdk for the grown subset', () => {
+  const tree: JsonSchemaNode = {
+    type: 'object',
+    properties: { root: { $ref: '#/$defs/node' } },
+    required: ['root'],
+    additionalProperties: false,
+    $defs: {
+      node: {
+        type: 'object',
+        description: 'One node.',
+        properties: { name: { type: 'string', minLength: 1 }, children: { type: 'array', items: { $ref: '#/$defs/node' } } },
+        required: ['name'],
+      },
+    },
+  }
+
+  it('writes each referenced schema once as a named type, recursion by name', () => {
+    const { declarations } = generateSdk([
+      { name: 'plant', description: 'Plants a tree.', parameters: tree, output: { type: 'object', properties: { next: { anyOf: [{ $ref: '#' }, { type: 'null' }] } }, additionalProperties: false } },
+    ])
+    expect(declarations).toContain(
+      [
+        '/** One node. */',
+        'type PlantNode = {',
+        '  /** @minLength 1 */',
+        '  name: string',
+        '  children?: PlantNode[]',
+        '}',
+        '',
+        'type PlantResult = { next?: PlantResult | null }',
+        '',
+      ].join('\n'),
+    )
+    expect(declarations).toContain('  plant(args: { root: PlantNode }): Promise<{ next?: PlantResult | null }>\n')
+    expect(typeCheckDeclarations(declarations).diagnostics).toEqual([])
+  })
+
+  it('gives two tools that define the same name two distinct types', () => {
+    const { declarations } = generateSdk([
+      { name: 'a', description: 'A.', parameters: tree },
+      { name: 'a_', description: 'A too.', parameters: tree },
+    ])
+    expect(declarations.match(/^type \w+/gm)).toEqual(['type JsonValue', 'type ANode', 'type ANode2'])
+    expect(typeCheckDeclarations(declarations).diagnostics).toEqual([])
+  })
+
+  it('renders every schema the published MCP servers and zod 4 send: golden text, clean type check', () => {
+    const tools: SdkToolInput[] = Object.entries(mcpFixture).flatMap(([source, captured]) =>
+      captured.map((tool) => ({
+        name: tool.name.replace(/\W+/g, '_'),
+        description: `${tool.name} (${source})`,
+        parameters: tool.inputSchema as JsonSchemaNode,
+        ...(tool.outputSchema === undefined ? {} : { output: tool.outputSchema as JsonSchemaNode }),
+      })),
+    )
+    const { declarations } = generateSdk(tools)
+    expect(declarations).toBe(golden('mcp-sdk.txt'))
+    expect(typeCheckDeclarations(declarations).diagnostics).toEqual([])
   })
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { MAX_TYPE_DEPTH, schemaToType } from '../../sdk-gen/index.ts'
+import { describeNode } from '../../sdk-gen/schema-to-ts.ts'
 import { renderDocValue } from '../../sdk-gen/doc-comment.ts'
 import type { JsonSchemaNode } from '../../src/schema/types.ts'
 
@@ -214,5 +215,98 @@ describe('renderDocValue', () => {
     expect((rendered as string & { isWellFormed(): boolean }).isWellFormed()).toBe(true)
     expect(rendered).toBe(`"${'a'.repeat(198)}…`)
     expect(renderDocValue('short')).toBe('"short"')
+  })
+})
+
+describe('schemaToType for the grown subset', () => {
+  it('writes type arrays and anyOf as unions, null included', () => {
+    expect(schemaToType({ type: ['string', 'null'] })).toBe('string | null')
+    expect(schemaToType({ anyOf: [{ type: 'string', minLength: 1 }, { type: 'null' }] })).toBe('string | null')
+    expect(schemaToType({ type: ['array', 'null'], items: { type: 'number' } })).toBe('number[] | null')
+  })
+
+  it('writes allOf as an intersection, parenthesizing unions inside it', () => {
+    const node: JsonSchemaNode = {
+      allOf: [
+        { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false },
+        { anyOf: [{ type: 'object', properties: { b: { type: 'number' } }, required: ['b'], additionalProperties: false }, { type: 'null' }] },
+      ],
+    }
+    expect(schemaToType(node)).toBe('{ a: string } & ({ b: number } | null)')
+  })
+
+  it('writes tuples in both spellings, elements past minItems optional', () => {
+    expect(schemaToType({ type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false, minItems: 2 })).toBe('[string, number]')
+    expect(schemaToType({ type: 'array', items: [{ type: 'string' }, { type: 'boolean' }], additionalItems: false, minItems: 1 })).toBe('[string, boolean?]')
+    expect(schemaToType({ type: 'array', prefixItems: [{ type: 'string' }], items: { type: 'number' }, minItems: 1 })).toBe('[string, ...number[]]')
+    expect(schemaToType({ type: 'array', prefixItems: [{ type: 'string' }] })).toBe('[string?, ...JsonValue[]]')
+  })
+
+  it('writes an additionalProperties schema as a record, declared properties fitting its signature', () => {
+    expect(schemaToType({ type: 'object', additionalProperties: { type: 'number' } })).toBe('{ [key: string]: number }')
+    expect(schemaToType({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'number' } })).toBe(
+      '{ a?: string; [key: string]: number | string | undefined }',
+    )
+    expect(schemaToType({ type: 'object', propertyNames: { enum: ['x', 'y'] }, required: ['x', 'y'], additionalProperties: { type: 'boolean' } })).toBe(
+      '{ x: boolean; y: boolean; [key: string]: boolean }',
+    )
+  })
+
+  it('lists only the declared keys of an open object in the input role', () => {
+    const node: JsonSchemaNode = { type: 'object', properties: { a: { type: 'object', properties: { b: { type: 'string' } } } } }
+    expect(schemaToType(node, '', { role: 'input' })).toBe('{ a?: { b?: string } }')
+    expect(schemaToType({ type: 'object' }, '', { role: 'input' })).toBe('{ [key: string]: JsonValue | undefined }')
+    expect(schemaToType(node)).toBe('{\n  a?: { b?: string; [key: string]: JsonValue | undefined }\n  [key: string]: JsonValue | undefined\n}')
+  })
+
+  it('expands a reference inline without a name for it, and writes recursion as JsonValue', () => {
+    const node: JsonSchemaNode = {
+      type: 'object',
+      properties: { child: { $ref: '#' }, tag: { $ref: '#/$defs/tag' } },
+      additionalProperties: false,
+      $defs: { tag: { type: 'string', enum: ['a', 'b'] } },
+    }
+    expect(schemaToType(node)).toBe('{ child?: { child?: JsonValue; tag?: "a" | "b" }; tag?: "a" | "b" }')
+  })
+
+  it('writes a named reference by the name it is given', () => {
+    const node: JsonSchemaNode = { type: 'array', items: { $ref: '#/$defs/node' }, $defs: { node: { type: 'string' } } }
+    expect(schemaToType(node, '', { refName: (ref) => (ref === '#/$defs/node' ? 'Node' : undefined) })).toBe('Node[]')
+  })
+
+  it('stays bounded on a chain of definitions that each use the next twice', () => {
+    const defs: Record<string, JsonSchemaNode> = {}
+    for (let index = 0; index < 40; index += 1) {
+      defs[`d${index}`] = { type: 'object', properties: { a: { $ref: `#/$defs/d${index + 1}` }, b: { $ref: `#/$defs/d${index + 1}` } }, additionalProperties: false }
+    }
+    defs['d40'] = { type: 'string' }
+    expect(schemaToType({ $ref: '#/$defs/d0', $defs: defs }).length).toBeLessThan(100_000)
+  })
+})
+
+describe('describeNode constraints', () => {
+  it('writes the constraints as JSDoc tags', () => {
+    expect(describeNode({ type: 'string', description: 'Slug', minLength: 1, maxLength: 9, pattern: '^[a-z]+$', format: 'uri' })).toEqual([
+      'Slug',
+      '@format uri',
+      '@pattern ^[a-z]+$',
+      '@minLength 1',
+      '@maxLength 9',
+    ])
+    expect(describeNode({ type: 'array', minItems: 1, uniqueItems: true, deprecated: true })).toEqual(['@deprecated', '@minItems 1', '@uniqueItems'])
+    expect(describeNode({ type: 'number', exclusiveMinimum: 0, multipleOf: 0.5 })).toEqual(['@exclusiveMinimum 0', '@multipleOf 0.5'])
+  })
+
+  it("leaves out zod's safe-integer bounds, which every integer here meets", () => {
+    expect(describeNode({ type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 })).toEqual(['Integer.'])
+    expect(describeNode({ type: 'integer', minimum: 0, maximum: 9007199254740991 })).toEqual(['Integer.', '@minimum 0'])
+  })
+
+  it('describes a nullable union by its one non-null branch', () => {
+    expect(describeNode({ anyOf: [{ type: 'string', format: 'email', description: 'Who' }, { type: 'null' }] })).toEqual(['Who', '@format email'])
+  })
+
+  it('keeps a pattern with a line break on one line, escaped', () => {
+    expect(describeNode({ type: 'string', pattern: 'a\nb' })).toEqual(['@pattern "a\\nb"'])
   })
 })

@@ -12,13 +12,20 @@ describe('typeCheckProgram', () => {
       '  tools.read_file({ path: "a.ts", offset: 2 }),',
       '  tools.read_file({ path: "b.ts", encoding: "utf8" }),',
       '])',
-      'const removed = await tools.delete_({ "dry-run": true, meta: { tags: ["x"] }, extra: 1 })',
+      'const removed = await tools.delete_({ "dry-run": true, meta: { tags: ["x"] } })',
       'await tools.my_tool_2({ mode: { kind: "fuzzy", distance: 2 }, values: ["a", 1, null] })',
       'await tools.my_tool({})',
       'console.log(file.lines, removed.map((r) => r.id))',
       'return { text: file.content + other.content, truncated: file.truncated ?? false }',
     ].join('\n')
     expect(typeCheckProgram(declarations, program).diagnostics).toEqual([])
+  })
+
+  it('reports a misspelled argument key, even where the root is open at run time', () => {
+    const program = 'return await tools.delete_({ "dry-run": true, meta: { tags: [], tgas: [] } })'
+    expect(typeCheckProgram(declarations, program).diagnostics).toEqual([
+      { line: 1, column: 65, message: expect.stringContaining("'tgas' does not exist in type '{ tags: string[]; }'") },
+    ])
   })
 
   it('reports a wrong argument type at its position in the program', () => {
@@ -102,7 +109,9 @@ describe('type checking against keys every object has, and the language the engi
   it('writes valid declarations for such keys in an open object, and accepts a call that leaves them out', () => {
     const open = searchSdk([['toString', { type: 'boolean' }]], true)
     expect(typeCheckDeclarations(open.declarations).diagnostics).toEqual([])
-    expect(typeCheckProgram(open.declarations, "return await tools.search({ query: 'x', extra: [1] })").diagnostics).toEqual([])
+    expect(typeCheckProgram(open.declarations, "return await tools.search({ query: 'x' })").diagnostics).toEqual([])
+    // Argument objects list only their declared keys: an undeclared one is a type error.
+    expect(typeCheckProgram(open.declarations, "return await tools.search({ query: 'x', extra: [1] })").diagnostics).toHaveLength(1)
     expect(typeCheckProgram(open.declarations, "return await tools.search({ query: 'x', toString: 'yes' })").diagnostics).toHaveLength(1)
   })
 
