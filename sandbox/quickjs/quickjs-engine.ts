@@ -39,10 +39,15 @@ export interface QuickJSEngineOptions {
   /** Worker threads kept warm (default: `min(2, available cores)`). */
   readonly workers?: number
   /**
-   * Most worker threads at once (default 8, never fewer than `workers`). When every worker is busy
-   * and runs have waited 50 ms, the pool starts more, up to this: a program that only awaits holds
-   * its worker until its wall-time limit without using a core, and other runs must not wait for
-   * it. Extra workers are retired after 10 s idle.
+   * Most worker threads at once (default {@link DEFAULT_MAX_WORKERS}, never fewer than `workers`).
+   * A program that only awaits (a slow tool, a person's approval, a promise that never settles)
+   * holds its worker without using a core, and other agents' runs must not wait behind it: while
+   * any busy worker waits, the pool keeps one more warm and idle, up to this ceiling. Runs behind
+   * workers that compute make it grow only after waiting 50 ms. Extra workers are retired after
+   * 10 s idle. Each thread costs memory (about 10 MB, plus the guest heap a program grows): lower
+   * it on a small host, raise it for many agents that await at once. At the ceiling, a waiting run
+   * of the agent holding the fewest workers is served first; the time a run waits counts in its
+   * `wallTimeMs`.
    */
   readonly maxWorkers?: number
   /**
@@ -87,6 +92,9 @@ export interface QuickJSEngineOptions {
  * batch past it goes out and a new one starts.
  */
 const MAX_ANSWER_FRAME_CHARS = 1 << 20
+/** Default {@link QuickJSEngineOptions.maxWorkers}: enough for many agents awaiting at once. */
+const DEFAULT_MAX_WORKERS = 64
+
 /** After the wall deadline, how long the worker gets to report before the main thread kills it. */
 const WATCHDOG_GRACE_MS = 500
 
@@ -131,7 +139,7 @@ class QuickJSEngine implements SandboxEngine {
     this.#ceilings = Object.freeze({ ...options.limits, stackSizeBytes })
     const workers = options.workers ?? Math.min(2, availableParallelism())
     if (!Number.isSafeInteger(workers) || workers < 1) throw new RangeError('workers must be a positive integer')
-    const maxWorkers = options.maxWorkers ?? Math.max(8, workers)
+    const maxWorkers = options.maxWorkers ?? Math.max(DEFAULT_MAX_WORKERS, workers)
     if (!Number.isSafeInteger(maxWorkers) || maxWorkers < workers) throw new RangeError('maxWorkers must be an integer no smaller than workers')
     this.#isolateTenants = options.isolateTenants ?? true
     const spinMicros = spinMicrosOption(options.spinMicros)
@@ -164,14 +172,35 @@ class QuickJSEngine implements SandboxEngine {
     if (Buffer.byteLength(request.code, 'utf8') > limits.maxSourceBytes) return limitResult('maxSourceBytes', limits)
     if (request.signal.aborted) return abortedResult()
     const tenant = this.#tenantOf(request.tenant)
-    const worker = this.#pool.tryAcquire(tenant) ?? (await this.#pool.acquire(request.signal, tenant))
-    if (worker === undefined) return abortedResult()
+    let worker = this.#pool.tryAcquire(tenant)
+    // Time spent waiting for a worker is the run's wall time too.
+    let queuedMs = 0
+    if (worker === undefined) {
+      const queued = performance.now()
+      worker = await this.#acquireWithin(request.signal, tenant, limits.wallTimeMs)
+      if (worker === undefined) return request.signal.aborted ? abortedResult() : limitResult('wallTimeMs', limits)
+      queuedMs = performance.now() - queued
+    }
     // An abort between the lease and the run's own listener (the await above) would go unheard.
     if (request.signal.aborted) {
       this.#pool.giveBack(worker)
       return abortedResult()
     }
-    return this.#runOn(worker, request, limits, tenant)
+    return this.#runOn(worker, request, limits, tenant, queuedMs)
+  }
+
+  /** A worker, or undefined once `signal` aborts or the run's whole wall time passed in the queue. */
+  async #acquireWithin(signal: AbortSignal, tenant: number, wallTimeMs: number): Promise<LeasedWorker | undefined> {
+    const gaveUp = new AbortController()
+    const giveUp = (): void => gaveUp.abort()
+    const timer = setTimeout(giveUp, wallTimeMs)
+    signal.addEventListener('abort', giveUp, { once: true })
+    try {
+      return await this.#pool.acquire(gaveUp.signal, tenant)
+    } finally {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', giveUp)
+    }
   }
 
   /** @internal Tests only: runs that got a WASM module built for them (another heap size or tenant). */
@@ -199,7 +228,7 @@ class QuickJSEngine implements SandboxEngine {
     return this.dispose()
   }
 
-  #runOn(worker: LeasedWorker, request: EngineRunRequest, limits: SandboxLimits, tenant: number): Promise<EngineRunResult> {
+  #runOn(worker: LeasedWorker, request: EngineRunRequest, limits: SandboxLimits, tenant: number, queuedMs: number): Promise<EngineRunResult> {
     const runId = this.#nextRun++
     const { host, signal, code } = request
     return new Promise<EngineRunResult>((resolve, reject) => {
@@ -218,7 +247,7 @@ class QuickJSEngine implements SandboxEngine {
         this.#pool.discard(worker)
         resolve(result)
       }
-      const watchdog = setTimeout(() => kill(limitResult('wallTimeMs', limits)), limits.wallTimeMs + WATCHDOG_GRACE_MS)
+      const watchdog = setTimeout(() => kill(limitResult('wallTimeMs', limits)), limits.wallTimeMs - queuedMs + WATCHDOG_GRACE_MS)
       // The worker stops a CPU-bound guest itself, from QuickJS's interrupt handler; a guest stuck
       // where QuickJS never calls it is stopped here, from the CPU time the worker publishes. CPU
       // time never runs ahead of wall time, so the first look is due no earlier than the budget.
@@ -324,6 +353,7 @@ class QuickJSEngine implements SandboxEngine {
         names: request.tools.map((t) => t.name),
         limits,
         tenant,
+        queuedMs,
       })
     })
   }

@@ -2,16 +2,24 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { SandboxLimitName } from '../engine.ts'
 import type { AwakePoller, KeepAwake } from '../keep-awake.ts'
+import { packageFile } from '../package-files.ts'
 import { ANSWERS_TAKEN, MAIN_AWAKE, REPLIES, RingReader, RingWriter, WORKER_IDLE, WORKER_SLEEPING, createRingBuffer, encodeAnswers } from './ring.js'
 
 /**
- * A small pool of warm QuickJS worker threads, one program at a time per worker.
+ * A pool of warm QuickJS worker threads, one program at a time per worker.
  *
- * The pool owns the threads: it spawns them, hands an idle one to the oldest waiting run (FIFO,
- * bounded), terminates one on request and replaces it with a fresh warm one, grows past its warm
- * size (up to a ceiling) when runs wait behind busy workers and retires the extra workers once they
- * stay idle, and terminates them all on `dispose()`. It knows nothing of programs or results: a run attaches a
- * {@link WorkerRunHandler} for the worker's messages while it holds the worker.
+ * The pool owns the threads: it spawns them, hands an idle one to a waiting run (bounded queue;
+ * the run of the agent holding the fewest workers first, then the oldest), terminates one on
+ * request and replaces it with a fresh warm one, grows past its warm size (up to a ceiling) and
+ * retires the extra workers once they stay idle, and terminates them all on `dispose()`.
+ *
+ * Waiting is not holding: a program awaiting a tool, a person's approval or nothing at all uses no
+ * core, so while any busy worker waits the pool keeps one more worker warm and idle (a spare), and
+ * a run that finds none starts one at once. Runs behind workers that compute grow the pool only
+ * after GROW_AFTER_MS: another thread would only compete for the same cores.
+ *
+ * It knows nothing of programs or results: a run attaches a {@link WorkerRunHandler} for the
+ * worker's messages while it holds the worker.
  */
 
 /** What the worker receives at start (see worker.js). */
@@ -277,7 +285,7 @@ export class WorkerPool {
    *   answer (the engine tells it when it answers).
    */
   constructor(options: { size: number; maxSize: number; boot: WorkerBootData; maxQueued: number; keepAwake: KeepAwake; workerUrl?: URL }) {
-    this.#workerUrl = options.workerUrl ?? new URL('./worker.js', import.meta.url)
+    this.#workerUrl = options.workerUrl ?? packageFile(new URL('./worker.js', import.meta.url), 'QuickJS worker (dist/sandbox/quickjs/worker.js)')
     this.#keepAwake = options.keepAwake
     this.#size = options.size
     this.#maxSize = Math.max(options.size, options.maxSize)
@@ -330,6 +338,7 @@ export class WorkerPool {
       this.#waiters.push(waiter)
       this.#fillSlots()
       this.#dispatch()
+      if (this.#waiters.includes(waiter)) this.#keepSpare()
     })
   }
 
@@ -398,7 +407,12 @@ export class WorkerPool {
         slot.everReady = true
         this.#startupFailures = 0
         this.#idle(slot)
+      } else if (message.t === 'idle') {
+        // The program waits on nothing the host will ever answer: its worker is held, not used.
+        this.#keepSpare(true)
       } else if (slot.handler !== undefined && message.t !== 'fatal') {
+        // A run that starts sub-calls waits for them next.
+        if (message.t === 'calls') this.#keepSpare(true)
         slot.handler.message(message as WorkerRunMessage)
       }
     }
@@ -474,10 +488,11 @@ export class WorkerPool {
     // Oldest waiter first, each to an idle worker whose module last ran for its tenant if there is
     // one (a worker switching tenants builds a fresh module first: about 8 ms), else any idle one.
     while (this.#waiters.length > 0) {
-      const waiter = this.#waiters[0] as Waiter
+      const index = this.#nextWaiter()
+      const waiter = this.#waiters[index] as Waiter
       const chosen = this.#idleFor(waiter.tenant)
       if (chosen === undefined) break
-      this.#waiters.shift()
+      this.#waiters.splice(index, 1)
       waiter.signal.removeEventListener('abort', waiter.onAbort)
       this.#lease(chosen, waiter.tenant)
       waiter.resolve(chosen)
@@ -485,6 +500,26 @@ export class WorkerPool {
     if (this.#waiters.length > 0) this.#growSoon()
     // The refs must follow every change of state, a worker turning idle too.
     this.#updateRefs()
+  }
+
+  /**
+   * Which waiting run is served next: the oldest of the agent holding the fewest workers, so that
+   * one agent's many runs cannot keep another's from ever getting one.
+   */
+  #nextWaiter(): number {
+    if (this.#waiters.length === 1) return 0
+    const held = new Map<number | undefined, number>()
+    for (const slot of this.#slots) if (slot.state === 'busy') held.set(slot.tenant, (held.get(slot.tenant) ?? 0) + 1)
+    let best = 0
+    let fewest = Number.POSITIVE_INFINITY
+    for (const [index, waiter] of this.#waiters.entries()) {
+      const count = held.get(waiter.tenant) ?? 0
+      if (count < fewest) {
+        fewest = count
+        best = index
+      }
+    }
+    return best
   }
 
   /** An idle worker, one whose module last ran for `tenant` if there is one; undefined if none is idle. */
@@ -503,6 +538,23 @@ export class WorkerPool {
     slot.state = 'busy'
     slot.tenant = tenant
     slot.unpoll = this.#keepAwake.register(slot)
+    this.#keepSpare()
+  }
+
+  /**
+   * While some busy worker only waits (for sub-call answers, or on nothing), keep one worker idle or
+   * starting, up to the ceiling, so that another agent's run never waits for a program that uses no
+   * core. Busy workers that compute do not count: a spare would compete for their cores.
+   */
+  #keepSpare(aboutToWait = false): void {
+    if (this.#disposed || this.#slots.size >= this.#maxSize) return
+    // A worker about to wait (it sent sub-calls, or said it idles) may not show it yet.
+    let waiting = aboutToWait
+    for (const slot of this.#slots) {
+      if (slot.state === 'idle' || slot.state === 'starting') return
+      waiting ||= slot.state === 'busy' && !slot.working()
+    }
+    if (waiting) this.#spawn()
   }
 
   /**

@@ -3,7 +3,9 @@
 // results; this file only runs one program at a time in a fresh QuickJS runtime and reports.
 //
 // Protocol:
-//   main → worker  { t: 'run', run, code, toolsJson, names, limits }   on parentPort
+//   main → worker  { t: 'run', run, code, toolsJson, names, limits, queuedMs }   on parentPort
+//                                                       (queuedMs: how long the run waited for
+//                                                       a worker, which its wall time includes)
 //                  answers of sub-calls (ring.js `encodeAnswers`), as frames in the answer ring,
 //                                                       or on the `replies` port when a frame does
 //                                                       not fit; the main thread then bumps
@@ -16,6 +18,8 @@
 //                                                       sub-calls started in one guest slice,
 //                                                       in program order
 //                  { t: 'log', run, level, text }       one console line
+//                  { t: 'idle', run }                   the program waits on no sub-call: it
+//                                                       holds this worker without using it
 //                  { t: 'done', run, outcome, reset }   outcome: see finishRun()
 //                  { t: 'fatal', message }              the module or prelude cannot load
 // `reset: true` means the worker throws its WASM module away and loads a fresh one before its
@@ -488,7 +492,9 @@ async function startRun(message) {
     logBytes: 0,
     /** The guest's CPU time (guest-cpu.js). */
     cpu: new GuestCpuClock(threadCpuMs, cpuClock),
-    deadline: performance.now() + limits.wallTimeMs,
+    deadline: performance.now() + limits.wallTimeMs - (message.queuedMs ?? 0),
+    /** Whether the main thread was told the program waits on nothing ('idle'). */
+    saidIdle: false,
     kill: undefined,
     done: false,
     reset: false,
@@ -557,7 +563,12 @@ function awaitReplies(run) {
   // Tell the main thread nothing will come from here until it answers (keep-awake.ts): it stays
   // awake longer only for a worker that is working toward its next message.
   Atomics.store(ringWords, WORKER_IDLE, 1)
-  // A program waiting on nothing (a timer-free `await new Promise(() => {})`) just sleeps.
+  // A program waiting on nothing (a timer-free `await new Promise(() => {})`) just sleeps, and the
+  // pool hears it: another agent's run must not wait behind it (worker-pool.ts).
+  if (run.pending.size === 0 && !run.saidIdle) {
+    run.saidIdle = true
+    send({ t: 'idle', run: run.id })
+  }
   if (run.pending.size === 0 || !spinForReply(seen)) {
     // Only a sleeping worker is notified (ring.js): the flag is set before the wait reads the word.
     Atomics.store(ringWords, WORKER_SLEEPING, 1)

@@ -623,3 +623,62 @@ describe("quickjs: the prelude's deferred part, compiled by the run that first n
     expect(result).toMatchObject({ ok: false, error: { kind: 'guest', name: 'TypeError', message: 'real 0', line: 11 } })
   })
 })
+
+describe('quickjs engine: waiting is not holding', () => {
+  function runAs(engine: SandboxEngine, tenant: object, code: string, signal: AbortSignal, overrides: Partial<typeof CONTRACT_LIMITS> = {}, host = fakeHost()) {
+    return engine.run({ code, tools: CONTRACT_TOOLS, limits: resolveLimits({ ...CONTRACT_LIMITS, ...overrides }), host, signal, tenant })
+  }
+  const valueOf = (result: EngineRunResult): unknown => (result.ok ? JSON.parse(result.resultJson) : result.error)
+
+  it("serves another agent's run while twelve agents' programs await a tool or a promise that never settles", async () => {
+    await using engine = createQuickJSEngine({ workers: 2 })
+    const stop = new AbortController()
+    const host = fakeHost()
+    // Far past the test's own timeout: a run waiting for one of these to end would fail the test.
+    const holders = Array.from({ length: 12 }, (_, i) =>
+      runAs(engine, {}, i % 2 === 0 ? 'await tools.never({})' : 'await new Promise(() => {})', stop.signal, { wallTimeMs: 600_000 }, host),
+    )
+    try {
+      const bystander = await runAs(engine, {}, 'return 1', new AbortController().signal)
+      expect(valueOf(bystander)).toBe(1)
+    } finally {
+      stop.abort()
+      expect((await Promise.all(holders)).map((r) => !r.ok && r.error.kind)).toEqual(Array(12).fill('aborted'))
+    }
+  })
+
+  it("counts the time a run waits for a worker in its wall time, and ends it there", async () => {
+    await using engine = createQuickJSEngine({ workers: 1, maxWorkers: 1 })
+    const stop = new AbortController()
+    const holder = runAs(engine, {}, 'await new Promise(() => {})', stop.signal, { wallTimeMs: 600_000 })
+    try {
+      const queued = await runAs(engine, {}, 'return 1', new AbortController().signal, { wallTimeMs: 300 })
+      expect(queued).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'wallTimeMs' } })
+    } finally {
+      stop.abort()
+      await holder
+    }
+  })
+
+  it('serves first the waiting run of the agent that holds the fewest workers', async () => {
+    await using engine = createQuickJSEngine({ workers: 2, maxWorkers: 2 })
+    const alice = {}
+    const bob = {}
+    const first = new AbortController()
+    const second = new AbortController()
+    const hang = (signal: AbortSignal) => runAs(engine, alice, 'await new Promise(() => {})', signal, { wallTimeMs: 600_000 })
+    const held = [hang(first.signal), hang(second.signal)]
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const order: string[] = []
+    const aliceThird = runAs(engine, alice, 'return "alice"', new AbortController().signal, { wallTimeMs: 600_000 }).then((r) => order.push(String(valueOf(r))))
+    const bobFirst = runAs(engine, bob, 'return "bob"', new AbortController().signal, { wallTimeMs: 600_000 }).then((r) => order.push(String(valueOf(r))))
+    // Alice's run came first, but she holds both workers: the one freed goes to Bob.
+    first.abort()
+    await bobFirst
+    expect(order).toEqual(['bob'])
+    second.abort()
+    await aliceThird
+    expect(order).toEqual(['bob', 'alice'])
+    await Promise.all(held)
+  })
+})
