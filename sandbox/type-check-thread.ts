@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import type { TypeCheckDiagnostic } from '../sdk-gen/type-check.ts'
+import { packageFile } from './package-files.ts'
 import type { StripTypesResult } from './strip-types.ts'
 
 /**
@@ -95,6 +96,7 @@ export class TypeCheckThread {
   #turns = 0
   readonly #maxCheckMs: number
   readonly #maxStripMs: number
+  readonly #workerUrl: URL
   /** The kinds of job the worker is ready for (it answered their warm-ups). */
   readonly #warm = new Set<WorkerRequest['kind']>()
   /** The kinds of job the worker was sent a warm-up of and has not answered, in order (it answers in order). */
@@ -105,6 +107,8 @@ export class TypeCheckThread {
    * @param options.maxStripMs the most one type removal may hold the worker (default {@link MAX_STRIP_MS}).
    */
   constructor(options: { maxCheckMs?: number; maxStripMs?: number } = {}) {
+    // Checked here, at the first run that needs the thread, so that a bundled package says why.
+    this.#workerUrl = packageFile(new URL('./type-check-worker.js', import.meta.url), 'TypeScript worker (dist/sandbox/type-check-worker.js)')
     this.#maxCheckMs = options.maxCheckMs ?? MAX_CHECK_MS
     this.#maxStripMs = options.maxStripMs ?? MAX_STRIP_MS
   }
@@ -204,7 +208,7 @@ export class TypeCheckThread {
   /** The worker, or a new one started and sent a warm-up for `kind` (the job it is started for). */
   #spawned(kind: WorkerRequest['kind']): Worker {
     if (this.#worker !== undefined) return this.#worker
-    const worker = new Worker(new URL('./type-check-worker.js', import.meta.url), {
+    const worker = new Worker(this.#workerUrl, {
       execArgv: [],
       // A kilobyte of mapped template-literal types can make the checker allocate gigabytes: past
       // this the worker dies alone, and the job reports the worker failed.
