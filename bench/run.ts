@@ -7,8 +7,11 @@
  *  - per-sub-call cost over 1,000 sequential `await tools.noop()` against the same 1,000 calls
  *    through `execute()` natively;
  *  - wall time of `Promise.all` over 100 calls of a 5 ms concurrency-safe tool, against the same
- *    100 calls through `execute()` natively; back to back, and 30 ms apart.
+ *    100 calls through `execute()` natively; back to back, and 30 ms apart;
+ *  - a bystander agent's `return 1` while 50 other agents' programs await, against the same
+ *    bystander alone.
  */
+import { setMaxListeners } from 'node:events'
 import { createRequire } from 'node:module'
 import { performance } from 'node:perf_hooks'
 import { createContext } from '../src/context.ts'
@@ -190,6 +193,58 @@ async function benchEngine(name: keyof typeof TARGETS, create: () => Promise<San
   await engine.dispose()
 }
 
+/**
+ * Waiting is not holding: a bystander agent's `return 1` while HOLDERS other agents' programs await
+ * (half a tool that answers only when aborted, half a promise that never settles), against the
+ * same runs on the same engine before the holders came.
+ */
+const HOLDERS = 50
+const BYSTANDER_RUNS = 200
+const BYSTANDER_P99_MS = 5
+
+async function benchBystander(name: string, create: () => Promise<SandboxEngine>): Promise<void> {
+  const engine = await create()
+  const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, limits: { wallTimeMs: 600_000 } }) } })
+  let holding = 0
+  const held = (_args: unknown, exec: { signal: AbortSignal }) => {
+    holding += 1
+    return new Promise<null>((resolve) => exec.signal.addEventListener('abort', () => resolve(null), { once: true }))
+  }
+  ctx.tools.register(tool('hold', held as ToolDefinition['execute'], true))
+  const bystander = ctx.agent('bystander')
+  const sample = async (): Promise<number[]> => {
+    const times: number[] = []
+    for (let i = 0; i < BYSTANDER_RUNS; i++) times.push(await time(() => runCode(bystander, 'return 1')))
+    return times
+  }
+  for (let i = 0; i < 30; i++) await runCode(bystander, 'return 1')
+  const alone = await sample()
+  const stop = new AbortController()
+  // Every holder's run listens on the one signal that ends them all.
+  setMaxListeners(HOLDERS * 4, stop.signal)
+  const holders = Array.from({ length: HOLDERS }, (_, i) => {
+    const agent = ctx.agent(`holder-${i}`)
+    const code = i % 2 === 0 ? 'await tools.hold({})' : 'await new Promise(() => {})'
+    return agent.ctx.tools.execute({ callId: `hold-${i}`, name: 'run_code', arguments: { code }, signal: stop.signal })
+  })
+  const settling = performance.now()
+  while (holding < HOLDERS / 2) await new Promise((resolve) => setTimeout(resolve, 10))
+  // The other half shows nothing to wait for: give every program time to be under way.
+  await new Promise((resolve) => setTimeout(resolve, 2_000))
+  const settled = performance.now() - settling
+  const beside = await sample()
+  const rss = process.memoryUsage().rss / 2 ** 20
+  stop.abort()
+  await Promise.all(holders)
+  await engine.dispose()
+  const p99 = percentile(beside, 0.99)
+  console.log(
+    `${name}: bystander return 1 beside ${HOLDERS} awaiting programs (under way in ${fmt(settled)}): median ${fmt(median(beside))}, ` +
+      `p99 ${fmt(p99)}; alone median ${fmt(median(alone))}, p99 ${fmt(percentile(alone, 0.99))}; rss ${rss.toFixed(0)} MiB` +
+      verdict(p99, BYSTANDER_P99_MS),
+  )
+}
+
 async function main(): Promise<void> {
   console.log(`Code Mode bench: Node ${process.version}, ${WARM_RUNS} warm runs per figure (medians)`)
   await benchEngine('quickjs', async () => createQuickJSEngine())
@@ -201,6 +256,9 @@ async function main(): Promise<void> {
   }
   if (ivmMissing === undefined) await benchEngine('isolated-vm', () => createIsolatedVmEngine())
   else console.log(`\n== isolated-vm == not available here: ${ivmMissing}`)
+  console.log('\n== waiting is not holding ==')
+  await benchBystander('quickjs', async () => createQuickJSEngine())
+  if (ivmMissing === undefined) await benchBystander('isolated-vm', () => createIsolatedVmEngine())
 }
 
 await main()
