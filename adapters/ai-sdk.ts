@@ -16,7 +16,9 @@
  * PNG, JPEG, GIF and WebP, audio and binary resources become a note saying what was left out; a
  * resource link or text resource becomes text; deferred contexts (`additionalContexts`) are
  * appended to the tool's output content (a tool cannot add a user message to a loop it does not
- * own); `concludesTurn` is read by the {@link turnConcluded} stop condition.
+ * own); `concludesTurn` is read by the {@link turnConcluded} stop condition. A session log that
+ * fails to record a call rejects its `execute` with a `TurnLogError` after the call ran, which the
+ * AI SDK reports as a tool error.
  */
 import type { StopCondition, Tool, ToolSet } from 'ai'
 import { createToolCallRunner } from '../src/index.ts'
@@ -28,6 +30,9 @@ export { PROVIDER_TOOL_NAME } from './tool-names.ts'
 
 /** The AI SDK's tool output for the model (`toModelOutput`'s result), from its own `Tool` type. */
 export type AiSdkModelOutput = Awaited<ReturnType<NonNullable<Tool<unknown, ToolExecutionResult>['toModelOutput']>>>
+
+/** The tool set {@link toAiSdkTools} gives: every tool's output is the call's `ToolExecutionResult`. */
+export type AiSdkToolSet = Record<string, Tool<unknown, ToolExecutionResult>>
 
 /** Options of {@link toAiSdkTools}. */
 export interface AiSdkToolsOptions {
@@ -54,7 +59,7 @@ let aiModule: Promise<typeof import('ai')> | undefined
  * loop and reuse it: each set has its own scheduler.
  * @throws ToolDefinitionError for a tool name no mapping can make valid.
  */
-export async function toAiSdkTools(agent: Agent, options: AiSdkToolsOptions = {}): Promise<ToolSet> {
+export async function toAiSdkTools(agent: Agent, options: AiSdkToolsOptions = {}): Promise<AiSdkToolSet> {
   const { jsonSchema, tool } = await (aiModule ??= import('ai'))
   const runner = options.runner ?? createToolCallRunner(agent.ctx.tools, { agent, ...(options.maxParallel === undefined ? {} : { maxParallel: options.maxParallel }) })
   const fallbackSignal = options.signal ?? new AbortController().signal
@@ -63,7 +68,7 @@ export async function toAiSdkTools(agent: Agent, options: AiSdkToolsOptions = {}
     schemas.map((schema) => schema.name),
     'the AI SDK',
   )
-  const set: ToolSet = {}
+  const set: AiSdkToolSet = {}
   for (const schema of schemas) {
     const definition: Tool<unknown, ToolExecutionResult> = tool<unknown, ToolExecutionResult>({
       description: schema.description,
@@ -99,12 +104,14 @@ export function toAiSdkModelOutput(output: unknown): AiSdkModelOutput {
 
 /**
  * A stop condition for `stopWhen`: true once a step's tool results include one that concluded
- * the turn (`ToolRunContext.concludeTurn()`), e.g. `stopWhen: [stepCountIs(10), turnConcluded]`.
+ * the turn (`ToolRunContext.concludeTurn()`), e.g. `stopWhen: [stepCountIs(10), turnConcluded()]`.
  */
-export const turnConcluded: StopCondition<ToolSet> = ({ steps }) => {
-  const last = steps.at(-1)
-  if (last === undefined) return false
-  return last.toolResults.some((toolResult) => isResult(toolResult.output) && !toolResult.output.isError && toolResult.output.concludesTurn === true)
+export function turnConcluded<TOOLS extends ToolSet>(): StopCondition<TOOLS> {
+  return ({ steps }) => {
+    const last = steps.at(-1)
+    if (last === undefined) return false
+    return last.toolResults.some((toolResult: { readonly output?: unknown }) => isResult(toolResult.output) && !toolResult.output.isError && toolResult.output.concludesTurn === true)
+  }
 }
 
 type ContentPart = Extract<AiSdkModelOutput, { type: 'content' }>['value'][number]

@@ -11,7 +11,7 @@
  */
 import { generateText, stepCountIs } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
-import { toAiSdkTools, turnConcluded } from 'toolbox-codemode/ai-sdk'
+import { toAiSdkModelOutput, toAiSdkTools, turnConcluded } from 'toolbox-codemode/ai-sdk'
 import { heading, isMain } from './format.ts'
 import type { Print } from './format.ts'
 import { providerDeployment, SCRIPT, TASK } from './provider-setup.ts'
@@ -51,11 +51,12 @@ export async function main({ print = console.log as Print } = {}): Promise<Provi
     model,
     prompt: TASK,
     tools,
-    stopWhen: [stepCountIs(8), turnConcluded],
+    stopWhen: [stepCountIs(8), turnConcluded()],
     abortSignal: AbortSignal.timeout(30_000),
   })
   for (const step of result.steps) {
-    for (const toolResult of step.toolResults) print(`  ${toolResult.toolCallId} ${toolResult.toolName}: ${JSON.stringify(toolResult.output.content).slice(0, 100)}`)
+    // What the model reads for each result, as the adapter's toModelOutput gives it.
+    for (const toolResult of step.toolResults) print(`  ${toolResult.toolCallId} ${toolResult.toolName}: ${JSON.stringify(toAiSdkModelOutput(toolResult.output)).slice(0, 100)}`)
   }
 
   const toolNames = ((requests[0] as { tools?: { name: string }[] }).tools ?? []).map((tool) => tool.name)

@@ -116,7 +116,7 @@ describe('toAiSdkTools', () => {
     const { agent } = adapterDeployment()
     // Without the stop condition the model would be asked again and call finish a second time.
     const model = scriptedModel([[call('c1', 'finish')], [call('c2', 'finish')]])
-    const result = await generateText({ model, prompt: 'go', tools: await toAiSdkTools(agent), stopWhen: [stepCountIs(5), turnConcluded] })
+    const result = await generateText({ model, prompt: 'go', tools: await toAiSdkTools(agent), stopWhen: [stepCountIs(5), turnConcluded()] })
     expect(model.doGenerateCalls).toHaveLength(1)
     expect(result.steps).toHaveLength(1)
   })
