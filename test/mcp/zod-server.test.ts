@@ -105,5 +105,16 @@ describe('an McpServer with typical zod schemas', () => {
     expect(sdk).toContain('crm_create_contact(args: {')
     expect(sdk).toContain('role?: "admin" | "member"')
     expect(sdk).toContain('Promise<{ id: string; created: boolean; role: "admin" | "member" }>')
+    // Constraints in JSDoc, unions with null, records, and no index signature on the arguments.
+    expect(sdk).toContain('/** @minLength 2 @maxLength 40 */\n    name: string')
+    expect(sdk).toContain('/** @pattern ^[a-z]+$ */\n    handle: string')
+    expect(sdk).toContain('@minimum 0 @maximum 150 */\n    age?: number')
+    expect(sdk).toContain('email: string | null')
+    expect(sdk).toContain('scores: { [key: string]: number }')
+    expect(sdk).toContain('reach: string | { phone: string }')
+    expect(sdk).toContain('/** @format uri */\n    website?: string')
+    const args = /crm_create_contact\(args: \{([\s\S]*?)\n {2}\}\): Promise/.exec(sdk)?.[1]
+    expect(args).toContain('handle: string')
+    expect(args).not.toContain('[key: string]: JsonValue')
   })
 })
