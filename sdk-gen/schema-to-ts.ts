@@ -284,11 +284,15 @@ function renderArray(node: JsonSchemaNode, indent: string, context: Context): Re
   const rest = node.prefixItems !== undefined ? node.items : Array.isArray(node.items) ? node.additionalItems : node.items
   const restType = rest === false ? undefined : rest === undefined || rest === true || Array.isArray(rest) ? primary('JsonValue') : render(rest, indent, context)
   if (prefix === undefined) return primary(`${parenthesized(restType ?? primary('never'), 'primary')}[]`)
-  // Items past minItems may be missing: optional tuple elements.
-  const minimum = node.minItems ?? 0
-  const elements = prefix.map((item, index) => `${render(item, indent, context).text}${index >= minimum ? '?' : ''}`)
-  if (restType !== undefined) elements.push(`...${parenthesized(restType, 'primary')}[]`)
-  return primary(`[${elements.join(', ')}]`)
+  // Items past minItems may be missing. Written as one tuple per length rather than with optional
+  // elements, whose `T | undefined` no JSON type (nor an index signature of JsonValue) accepts.
+  const minimum = Math.min(node.minItems ?? 0, prefix.length)
+  const elements = prefix.map((item) => render(item, indent, context).text)
+  const tuples: RenderedType[] = []
+  for (let length = minimum; length < prefix.length; length += 1) tuples.push(primary(`[${elements.slice(0, length).join(', ')}]`))
+  const full = restType === undefined ? elements : [...elements, `...${parenthesized(restType, 'primary')}[]`]
+  tuples.push(primary(`[${full.join(', ')}]`))
+  return union(tuples)
 }
 
 function renderObject(node: JsonSchemaNode, indent: string, context: Context): string {
@@ -307,10 +311,10 @@ function renderObject(node: JsonSchemaNode, indent: string, context: Context): s
     memberTypes.push(rendered)
     if (optional === '?') anyOptional = true
     // Every object literal has Object's members in TypeScript's eyes: an optional `constructor?:
-    // string` would refuse `{}`, which leaves it out, because Function is not a string. The
-    // inherited member's type is allowed beside the declared one (and is what reading such a key
-    // of a value that lacks it gives at run time).
-    if (optional === '?' && OBJECT_MEMBERS.has(name)) {
+    // string` would refuse an argument `{}`, which leaves it out, because Function is not a
+    // string. The inherited member's type is allowed beside the declared one in what a program
+    // writes; what it reads keeps the JSON type, so a result stays assignable to JsonValue.
+    if (optional === '?' && OBJECT_MEMBERS.has(name) && context.role === 'input') {
       const member = `Object[${renderStringLiteral(name)}]`
       type = `${type} | ${member}`
       inherited.push(member)

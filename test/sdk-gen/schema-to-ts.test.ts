@@ -235,11 +235,12 @@ describe('schemaToType for the grown subset', () => {
     expect(schemaToType(node)).toBe('{ a: string } & ({ b: number } | null)')
   })
 
-  it('writes tuples in both spellings, elements past minItems optional', () => {
+  it('writes tuples in both spellings, one tuple per length allowed below the full one', () => {
     expect(schemaToType({ type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false, minItems: 2 })).toBe('[string, number]')
-    expect(schemaToType({ type: 'array', items: [{ type: 'string' }, { type: 'boolean' }], additionalItems: false, minItems: 1 })).toBe('[string, boolean?]')
+    expect(schemaToType({ type: 'array', items: [{ type: 'string' }, { type: 'boolean' }], additionalItems: false, minItems: 1 })).toBe('[string] | [string, boolean]')
     expect(schemaToType({ type: 'array', prefixItems: [{ type: 'string' }], items: { type: 'number' }, minItems: 1 })).toBe('[string, ...number[]]')
-    expect(schemaToType({ type: 'array', prefixItems: [{ type: 'string' }] })).toBe('[string?, ...JsonValue[]]')
+    expect(schemaToType({ type: 'array', prefixItems: [{ type: 'string' }] })).toBe('[] | [string, ...JsonValue[]]')
+    expect(schemaToType({ type: 'array', items: { type: 'array', prefixItems: [{ type: 'null' }], items: false } })).toBe('([] | [null])[]')
   })
 
   it('writes an additionalProperties schema as a record, declared properties fitting its signature', () => {
