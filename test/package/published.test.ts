@@ -169,6 +169,15 @@ function runNode(file: string): string {
 }
 
 describe('a JavaScript consumer of the packed package, without isolated-vm', () => {
+  it("runs the README's first example as written (it is plain JavaScript too)", () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8')
+    const section = readme.slice(readme.indexOf('## Install and first program'))
+    const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1]
+    if (example === undefined) throw new Error('README.md has no TypeScript example under "Install and first program"')
+    writeFileSync(join(consumer, 'readme.mjs'), example)
+    expect(runNode('readme.mjs').trim()).toBe('{ result: 50, logs: [] }')
+  })
+
   it('runs a TypeScript program on QuickJS with plain Node', () => {
     writeFileSync(join(consumer, 'run.mjs'), CONSUMER_RUN)
     expect(JSON.parse(runNode('run.mjs'))).toEqual({ result: [1, 21], logs: [] })
