@@ -99,7 +99,9 @@ export function anthropicTools(agent: Agent, options: AnthropicToolsOptions = {}
       const content: ContentBlockParam[] = []
       for (let index = 0; index < calls.length; index++) {
         const result = results[index] as ToolExecutionResult
-        const block: ToolResultBlockParam = { type: 'tool_result', tool_use_id: (calls[index] as TurnCall).callId, content: anthropicBlocks(result.content) }
+        const block: ToolResultBlockParam = { type: 'tool_result', tool_use_id: (calls[index] as TurnCall).callId }
+        // `content` is optional: a result without content sends none rather than an empty list.
+        if (result.content.length > 0) block.content = anthropicBlocks(result.content)
         if (result.isError) block.is_error = true
         content.push(block)
       }

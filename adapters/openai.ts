@@ -200,7 +200,9 @@ export function openaiTools(agent: Agent, options: OpenAIToolsOptions = {}): Ope
           }
         }
         if (result.isError) markFailure(parts, { type: 'text', text: 'Error' })
-        const message: ChatCompletionToolMessageParam = { role: 'tool', tool_call_id: callId, content: parts.length === 1 ? (parts[0] as ChatCompletionContentPartText).text : parts }
+        // One text part reads best as a string; none is '' (an empty array is not a valid content).
+        const content = parts.length === 0 ? '' : parts.length === 1 ? (parts[0] as ChatCompletionContentPartText).text : parts
+        const message: ChatCompletionToolMessageParam = { role: 'tool', tool_call_id: callId, content }
         messages.push(message)
         if (images.length > 0) followUps.push({ role: 'user', content: [{ type: 'text', text: `Images returned by tool call ${callId} (${name}):` }, ...images] })
       }
@@ -235,7 +237,7 @@ export function openaiTools(agent: Agent, options: OpenAIToolsOptions = {}): Ope
         )
         if (result.isError) markFailure(parts, { type: 'input_text', text: 'Error' })
         const only = parts.length === 1 ? parts[0] : undefined
-        input.push({ type: 'function_call_output', call_id: (calls[index] as TurnCall).callId, output: only?.type === 'input_text' ? only.text : parts })
+        input.push({ type: 'function_call_output', call_id: (calls[index] as TurnCall).callId, output: parts.length === 0 ? '' : only?.type === 'input_text' ? only.text : parts })
       }
       for (const result of results) {
         for (const context of result.additionalContexts ?? []) {

@@ -100,6 +100,12 @@ describe('anthropicTools: results', () => {
     expect(turn.concludesTurn).toBe(true)
   })
 
+  it('leaves content out of a tool_result whose result has none', () => {
+    const { agent } = adapterDeployment()
+    const { message } = anthropicTools(agent).results([{ callId: 'toolu_1', name: 'x', arguments: {} }], [{ isError: false, value: null, content: [] }])
+    expect(message.content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_1' }])
+  })
+
   it('refuses results that do not pair up with the calls', () => {
     const { agent } = adapterDeployment()
     expect(() => anthropicTools(agent).results([], [{ isError: false, value: 1, content: [] }])).toThrow('results(calls, results): 0 calls but 1 results')

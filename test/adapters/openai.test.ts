@@ -268,6 +268,15 @@ describe('openaiTools: results', () => {
     ])
   })
 
+  it('answers a result without content with an empty string, not an empty array', () => {
+    const { agent } = adapterDeployment()
+    const tools = openaiTools(agent)
+    const empty: ToolExecutionResult = { isError: false, value: null, content: [] }
+    const call = { callId: 'c1', name: 'x', arguments: {} }
+    expect(tools.chatResults([call], [empty]).messages).toEqual([{ role: 'tool', tool_call_id: 'c1', content: '' }])
+    expect(tools.responsesResults([call], [empty]).input).toEqual([{ type: 'function_call_output', call_id: 'c1', output: '' }])
+  })
+
   it('refuses results that do not pair up with the calls', () => {
     const { agent } = adapterDeployment()
     expect(() => openaiTools(agent).chatResults([{ callId: 'c1', name: 'x', arguments: {} }], [])).toThrow('chatResults(calls, results): 1 calls but 0 results')
