@@ -125,11 +125,11 @@ function convertObject(schema: Node, types: readonly unknown[], at: string, dept
     const converted = convert(properties[name], path, depth + 1, budget)
     if (converted.restore !== undefined) nested.set(name, converted.restore)
     if (required.has(name)) {
-      outProperties[name] = converted.node
+      define(outProperties, name, converted.node)
       continue
     }
     if (admitsNull(converted.node)) throw new NotStrict(`${path}: optional and already accepts null, so an absent value and null could not be told apart`)
-    outProperties[name] = nullable(converted.node)
+    define(outProperties, name, nullable(converted.node))
     optional.add(name)
   }
   const node: Node = { ...schema, properties: outProperties, required: names, additionalProperties: false }
@@ -173,8 +173,12 @@ export function restoreStrictArguments(value: JsonValue, restore: StrictRestore)
     const item = value[key] as JsonValue
     if (item === null && restore.optional.has(key)) continue
     const nested = restore.properties.get(key)
-    // defineProperty, not assignment: a "__proto__" key stays an own data property.
-    Object.defineProperty(out, key, { value: nested === undefined ? item : restoreStrictArguments(item, nested), enumerable: true, writable: true, configurable: true })
+    define(out, key, nested === undefined ? item : restoreStrictArguments(item, nested))
   }
   return out
+}
+
+/** Set an own data property; unlike assignment, a "__proto__" key stays a key. */
+function define(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
 }
