@@ -54,6 +54,7 @@ export type { SchemaIssue, ToolErrorInfo } from './errors.ts'
 export {
   assertObjectJsonSchema,
   assertSupportedJsonSchema,
+  ENFORCED_FORMATS,
   JsonSchemaError,
   MAX_SCHEMA_DEPTH,
   parameterSchemaSpecToJsonSchema,

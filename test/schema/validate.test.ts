@@ -4,6 +4,7 @@ import { SchemaSpecError } from '../../src/schema/dsl.ts'
 import { JsonSchemaError } from '../../src/schema/json-schema.ts'
 import type { JsonSchemaNode, ObjectJsonSchema } from '../../src/schema/types.ts'
 import { validateArgs, validateJsonSchemaValue } from '../../src/schema/validate.ts'
+import { mcpFixture } from '../fixtures/mcp-schemas.ts'
 
 const search: ObjectJsonSchema = {
   type: 'object',
@@ -365,5 +366,35 @@ describe('the grown subset is enforced', () => {
   test('sibling keywords of a $ref are enforced too', () => {
     const schema: JsonSchemaNode = { type: 'string', $ref: '#/$defs/s', minLength: 3, $defs: { s: { type: 'string', maxLength: 5 } } }
     expect(messages(schema, 'ab')).toEqual(['$: expected a string of at least 3 characters, found string "ab"'])
+  })
+})
+
+describe('the schemas real MCP servers send', () => {
+  const createIssue = mcpFixture['McpServer with zod 4']?.find((tool) => tool.name === 'create_issue')?.inputSchema as unknown as ObjectJsonSchema
+
+  test("enforce zod's constraints on arguments, every issue at once", () => {
+    const valid = { title: 'Bug', slug: 'the-bug', status: 'open', assignee: null, homepage: 'https://example.com', priority: 5, weight: 1.5 }
+    expect(validateArgs(createIssue, valid, 'create_issue')).toEqual(valid)
+    expect(() => validateArgs(createIssue, { ...valid, title: '', slug: 'No', assignee: 'nobody', priority: 6, homepage: 'not a uri', labels: [] }, 'create_issue')).toThrow(
+      expect.objectContaining({
+        issues: [
+          { path: '$.title', expected: 'a string of at least 1 character', found: 'string ""' },
+          { path: '$.slug', expected: 'a string matching /^[a-z0-9-]+$/', found: 'string "No"' },
+          { path: '$.priority', expected: 'a number <= 5', found: 'number 6' },
+          // Nullable through anyOf: read through the string branch, the one with the value's shape.
+          { path: '$.assignee', expected: expect.stringMatching(/^a string matching/), found: 'string "nobody"' },
+          { path: '$.assignee', expected: 'a string in format "email"', found: 'string "nobody"' },
+          { path: '$.homepage', expected: 'a string in format "uri"', found: 'string "not a uri"' },
+          { path: '$.labels', expected: 'an array of at least 1 item', found: 'array of 0 items' },
+        ],
+      }),
+    )
+  })
+
+  test('accept every safe integer under zod\'s integer bounds', () => {
+    const configure = mcpFixture['McpServer with zod 4']?.find((tool) => tool.name === 'configure')?.inputSchema as unknown as ObjectJsonSchema
+    const args = { env: {}, target: 1, mode: 'fast', big: Number.MAX_SAFE_INTEGER, count: 2147483647 }
+    expect(validateArgs(configure, args)).toEqual(args)
+    expect(() => validateArgs(configure, { ...args, count: 2147483648 })).toThrow(/\$\.count: expected a number <= 2147483647/)
   })
 })
