@@ -1,6 +1,7 @@
-import { Ajv2020 } from 'ajv/dist/2020.js'
+import { createRequire } from 'node:module'
+import type { Ajv2020 } from 'ajv/dist/2020.js'
 import type { ErrorObject, ValidateFunction } from 'ajv'
-import formatsPlugin from 'ajv-formats'
+import type formatsPlugin from 'ajv-formats'
 import type { FormatName } from 'ajv-formats'
 import { ToolArgsError } from '../errors.ts'
 import type { SchemaIssue } from '../errors.ts'
@@ -17,22 +18,36 @@ import type { JsonSchemaNode, ObjectJsonSchema } from './types.ts'
 // `$schema` left out). Meta-validation is off for that reason (and because it would reject
 // annotation shapes the subset allows). No coercion, no defaults, no removal: validation never
 // edits a value. Patterns compile with the `u` flag (ajv's default), as the walker checked them.
-const ajv = new Ajv2020({
-  allErrors: true,
-  verbose: true,
-  strict: true,
-  strictTypes: false,
-  strictTuples: false,
-  coerceTypes: false,
-  useDefaults: false,
-  removeAdditional: false,
-  validateSchema: false,
-  addUsedSchema: false,
-  // Own keys only: `required: ["constructor"]` must not be satisfied by Object.prototype.
-  ownProperties: true,
-})
-// Only the 2020-12 formats: the walker keeps every other format name out of the copies.
-formatsPlugin.default(ajv, ENFORCED_FORMATS as FormatName[])
+// Made at the first compile, not at import: loading ajv is most of what importing the package
+// would cost otherwise (both are CommonJS, which `require` loads synchronously).
+let ajvInstance: Ajv2020 | undefined
+function ajv(): Ajv2020 {
+  ajvInstance ??= newAjv()
+  return ajvInstance
+}
+
+function newAjv(): Ajv2020 {
+  const require = createRequire(import.meta.url)
+  const { Ajv2020: Ajv } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')
+  const formats = require('ajv-formats') as typeof formatsPlugin
+  const instance = new Ajv({
+    allErrors: true,
+    verbose: true,
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    coerceTypes: false,
+    useDefaults: false,
+    removeAdditional: false,
+    validateSchema: false,
+    addUsedSchema: false,
+    // Own keys only: `required: ["constructor"]` must not be satisfied by Object.prototype.
+    ownProperties: true,
+  })
+  // Only the 2020-12 formats: the walker keeps every other format name out of the copies.
+  formats.default(instance, ENFORCED_FORMATS as FormatName[])
+  return instance
+}
 
 interface CheckedSchema {
   readonly node: JsonSchemaNode
@@ -69,10 +84,10 @@ function validatorOf(checked: CheckedSchema): ValidateFunction {
   if (checked.validate === undefined) {
     compiledCount += 1
     const root = { ...checked.node, $id: `urn:toolbox-codemode:schema:${compiledCount}` }
-    checked.validate = ajv.compile(root)
+    checked.validate = ajv().compile(root)
     // The compiled function stays usable; dropping ajv's own strong cache entry keeps dynamically
     // registered schemas collectable once their tools go away.
-    ajv.removeSchema(root)
+    ajv().removeSchema(root)
   }
   return checked.validate
 }
