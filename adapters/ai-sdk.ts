@@ -47,7 +47,18 @@ export interface AiSdkToolsOptions {
   readonly signal?: AbortSignal
 }
 
-let aiModule: Promise<typeof import('ai')> | undefined
+let aiModule: typeof import('ai') | undefined
+
+/** The `ai` package, imported on first use; a failed import is not cached and names the fix. */
+async function loadAi(): Promise<typeof import('ai')> {
+  try {
+    aiModule ??= await import('ai')
+    return aiModule
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error)
+    throw new Error(`toAiSdkTools needs the optional peer dependency "ai" (6.x); install it (npm install ai) (${reason})`, { cause: error })
+  }
+}
 
 /**
  * The agent's model-facing tools (its current view; under Code Mode, `run_code` alone) as an AI
@@ -60,7 +71,7 @@ let aiModule: Promise<typeof import('ai')> | undefined
  * @throws ToolDefinitionError for a tool name no mapping can make valid.
  */
 export async function toAiSdkTools(agent: Agent, options: AiSdkToolsOptions = {}): Promise<AiSdkToolSet> {
-  const { jsonSchema, tool } = await (aiModule ??= import('ai'))
+  const { jsonSchema, tool } = await loadAi()
   const runner = options.runner ?? createToolCallRunner(agent.ctx.tools, { agent, ...(options.maxParallel === undefined ? {} : { maxParallel: options.maxParallel }) })
   const fallbackSignal = options.signal ?? new AbortController().signal
   const schemas = agent.ctx.tools.schemas(agent)
@@ -76,7 +87,8 @@ export async function toAiSdkTools(agent: Agent, options: AiSdkToolsOptions = {}
       execute: (input, { toolCallId, abortSignal }) => runner.run({ callId: toolCallId, name: schema.name, arguments: input }, { signal: abortSignal ?? fallbackSignal }),
       toModelOutput: ({ output }) => toAiSdkModelOutput(output),
     })
-    set[names.toProvider.get(schema.name) as string] = definition
+    // Defined, not assigned: a tool may be named "__proto__".
+    Object.defineProperty(set, names.toProvider.get(schema.name) as string, { value: definition, enumerable: true, writable: true, configurable: true })
   }
   return set
 }

@@ -39,6 +39,14 @@ describe('toAiSdkTools', () => {
     expect(tools.fs_write?.description).toBe('Write a file.')
   })
 
+  it('keeps a tool named "__proto__" as a key, not as the prototype of the set', async () => {
+    const ctx = createContext()
+    ctx.tools.register(rawTool('__proto__'))
+    const tools = await toAiSdkTools(ctx.agent('a1'))
+    expect(Object.keys(tools)).toEqual(['__proto__'])
+    expect(Object.getPrototypeOf(tools)).toBe(Object.prototype)
+  })
+
   it('keeps an exclusive tool alone and lets parallel-safe ones overlap under generateText', async () => {
     const ctx = createContext()
     let running = 0

@@ -44,10 +44,10 @@ describe('adapters: layering and loading', () => {
     expect(run.stdout.trim()).toBe('loaded')
   })
 
-  it('toAiSdkTools loads ai when it is called (so the check above is not vacuous)', () => {
+  it('toAiSdkTools loads ai when it is called, and names the package when it cannot (so the check above is not vacuous)', () => {
     const run = runRefusingSdks(
       "const { createContext } = await import('./src/index.ts'); const { toAiSdkTools } = await import('./adapters/ai-sdk.ts'); await toAiSdkTools(createContext().agent('a')).then(() => console.log('no error'), (error) => console.log(error.message))",
     )
-    expect(run.stdout).toContain('provider SDK loaded: ai')
+    expect(run.stdout).toContain('toAiSdkTools needs the optional peer dependency "ai" (6.x); install it (npm install ai) (provider SDK loaded: ai)')
   })
 })
