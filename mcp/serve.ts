@@ -167,13 +167,17 @@ function buildServer(options: McpServerOptions, inFlight: InFlight | undefined):
     const { name } = request.params
     const token = request.params._meta?.progressToken
     let unwatch: (() => void) | undefined
+    // Progress sent and not yet written: the result waits for them, since a client drops progress
+    // that arrives after the response.
+    let sending: Promise<void> = Promise.resolve()
     if (token !== undefined) {
       let progress = 0
       unwatch = hub.watch(callId, (message) => {
         progress += 1
         const notification: ServerNotification = { method: 'notifications/progress', params: { progressToken: token, progress, message } }
         // A client gone mid-run only loses its progress; the call itself goes on to its result.
-        extra.sendNotification(notification).catch(() => undefined)
+        const sent = extra.sendNotification(notification).catch(() => undefined)
+        sending = Promise.all([sending, sent]).then(() => undefined)
       })
     }
     let signal = extra.signal
@@ -194,6 +198,8 @@ function buildServer(options: McpServerOptions, inFlight: InFlight | undefined):
         signal,
         ...(agent === undefined ? {} : { agent }),
       })
+      unwatch?.()
+      await sending
       return toCallToolResult(result, structuredOf(name))
     } finally {
       unwatch?.()
