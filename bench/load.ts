@@ -19,27 +19,36 @@ const GOALS = { importMs: 50, importMiB: 15, firstReturnMs: 150 } as const
 // The child's script: its clock starts before the first import of the package, after Node's own start.
 const IMPORT_PROBE = `
 const rss0 = process.memoryUsage().rss
+const cpu0 = process.cpuUsage()
 const t0 = performance.now()
 await import(process.argv[1])
 const ms = performance.now() - t0
+const cpu = process.cpuUsage(cpu0)
+const cpuMs = (cpu.user + cpu.system) / 1000
 const mib = (process.memoryUsage().rss - rss0) / 2 ** 20
 const typescript = Object.keys((await import('node:module')).createRequire(import.meta.url).cache).some((p) => /[\\\\/]typescript[\\\\/]/.test(p))
-process.stdout.write(JSON.stringify({ ms, mib, typescript }))
+process.stdout.write(JSON.stringify({ ms, cpuMs, mib, typescript }))
 `
 
 const FIRST_RUN_PROBE = `
 const t0 = performance.now()
 const [{ createContext }, { createRunCode }] = await Promise.all([import(process.argv[1]), import(process.argv[2])])
+const imported = performance.now()
 const agent = createContext({ tools: { mode: 'code', codeMode: createRunCode() } }).agent('bench')
 const result = await agent.ctx.tools.execute({ callId: '1', name: 'run_code', arguments: { code: 'return 1' }, signal: new AbortController().signal })
 const ms = performance.now() - t0
+const runMs = performance.now() - imported
 if (result.isError || result.value.result !== 1) throw new Error('the first run failed: ' + JSON.stringify(result))
 const typescript = Object.keys((await import('node:module')).createRequire(import.meta.url).cache).some((p) => /[\\\\/]typescript[\\\\/]/.test(p))
-process.stdout.write(JSON.stringify({ ms, typescript }))
+process.stdout.write(JSON.stringify({ ms, runMs, typescript }))
 `
 
 interface Probe {
   readonly ms: number
+  /** CPU time of the whole process (every thread) during the import: steadier than wall time on a busy host. */
+  readonly cpuMs?: number
+  /** The first run alone, after the imports: context, QuickJS engine and its first workers, the run. */
+  readonly runMs?: number
   readonly mib?: number
   readonly typescript: boolean
 }
@@ -77,13 +86,17 @@ export async function benchLoad(): Promise<string[]> {
   const importMs = median(imports.map((p) => p.ms))
   const importMiB = median(imports.map((p) => p.mib ?? 0))
   const firstMs = median(firsts.map((p) => p.ms))
+  const importCpuMs = median(imports.map((p) => p.cpuMs ?? 0))
+  const runMs = median(firsts.map((p) => p.runMs ?? 0))
   const loadedTypeScript = [...imports, ...firsts].some((p) => p.typescript)
   const range = (values: readonly number[], digits: number): string => `${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)}`
   return [
     `\n== cold start (dist/, ${ROUNDS} fresh processes each, medians) ==`,
     `import toolbox-codemode/sandbox: ${importMs.toFixed(1)} ms (${range(imports.map((p) => p.ms), 0)}) ${verdict(importMs, GOALS.importMs)}`,
+    `  CPU time of the import: ${importCpuMs.toFixed(1)} ms (wall time above includes waiting for a core on a busy host)`,
     `  RSS added by the import: ${importMiB.toFixed(1)} MiB (${range(imports.map((p) => p.mib ?? 0), 1)}) ${verdict(importMiB, GOALS.importMiB)}`,
     `first return 1 via run_code on QuickJS (import + context + engine + run): ${firstMs.toFixed(1)} ms (${range(firsts.map((p) => p.ms), 0)}) ${verdict(firstMs, GOALS.firstReturnMs)}`,
+    `  of which the run after the imports (context, engine, first workers, run): ${runMs.toFixed(1)} ms`,
     `  TypeScript loaded on the main thread: ${loadedTypeScript ? 'YES [goal: never for plain JavaScript: MISSED]' : 'no [goal: met]'}`,
   ]
 }
