@@ -154,7 +154,8 @@ export function openaiTools(agent: Agent, options: OpenAIToolsOptions = {}): Ope
     // Some OpenAI-compatible servers send "" for a call without arguments.
     if (text.trim() === '') return { callId, name, arguments: {} }
     const restore = restores.get(name)
-    if (restore === undefined) return { callId, name, argumentsText: text }
+    // Without a null there is nothing to map back: runToolCalls parses the text itself.
+    if (restore === undefined || !text.includes('null')) return { callId, name, argumentsText: text }
     let parsed
     try {
       parsed = parseJsonText(text, 'arguments')

@@ -88,9 +88,14 @@ describe('openaiTools: calls', () => {
     expect(openaiTools(agent).chatCalls([fn('c1', 'read_file', '{"path":"a.ts","offset":null}')])).toEqual([{ callId: 'c1', name: 'read_file', arguments: { path: 'a.ts' } }])
   })
 
-  it('keeps a strict optional the model did send', () => {
+  it('passes a strict call without any null on as text, for runToolCalls to parse', () => {
     const { agent } = adapterDeployment()
-    expect(openaiTools(agent).chatCalls([fn('c1', 'read_file', '{"path":"a.ts","offset":3}')])[0]?.arguments).toEqual({ path: 'a.ts', offset: 3 })
+    expect(openaiTools(agent).chatCalls([fn('c1', 'read_file', '{"path":"a.ts","offset":3}')])).toEqual([{ callId: 'c1', name: 'read_file', argumentsText: '{"path":"a.ts","offset":3}' }])
+  })
+
+  it('keeps the values of a strict call whose text holds "null" only inside a string', () => {
+    const { agent } = adapterDeployment()
+    expect(openaiTools(agent).chatCalls([fn('c1', 'read_file', '{"path":"null.ts","offset":3}')])[0]?.arguments).toEqual({ path: 'null.ts', offset: 3 })
   })
 
   it('passes a non-strict tool its argument text, for runToolCalls to parse losslessly', () => {
