@@ -1,7 +1,7 @@
 import { ToolDefinitionError } from './errors.ts'
 import type { ToolGuard } from './execution.ts'
 import { snapshotJson } from './json-boundary.ts'
-import { assertObjectJsonSchema, assertSupportedJsonSchema } from './schema/json-schema.ts'
+import { assertObjectJsonSchema, assertSupportedJsonSchema, withoutStandardMarker } from './schema/json-schema.ts'
 import type { JsonSchemaNode, ObjectJsonSchema, ToolSchema } from './schema/types.ts'
 import type { ScopeNode } from './scope.ts'
 import type { ToolDefinition } from './tool.ts'
@@ -72,7 +72,7 @@ export function checkDefinition(
   if (!isFunction(definition.execute)) problems.push('execute must be a function')
   let parameters: ObjectJsonSchema | undefined
   try {
-    const copy = snapshotJson(definition.parameters, 'parameters')
+    const copy = snapshotJson(withoutStandardMarker(definition.parameters), 'parameters')
     assertSupportedJsonSchema(copy)
     assertObjectJsonSchema(copy)
     parameters = copy
@@ -85,7 +85,7 @@ export function checkDefinition(
     problems.push('output must be { schema, render, presentationMeta? }')
   } else {
     try {
-      const copy = snapshotJson(output.schema, 'output.schema')
+      const copy = snapshotJson(withoutStandardMarker(output.schema), 'output.schema')
       assertSupportedJsonSchema(copy)
       outputSchema = copy as JsonSchemaNode
     } catch (error) {

@@ -497,6 +497,24 @@ export function sameAsLast<T extends object>(memo: CompiledMemo<T>, source: obje
   return fresh
 }
 
+/** The Standard Schema member zod 4 attaches, non-enumerable, to the root `z.toJSONSchema` returns. */
+const STANDARD_MARKER = '~standard'
+
+/**
+ * @internal `schema` without the non-enumerable `~standard` member zod 4 attaches to the root of
+ * `z.toJSONSchema(...)` (a Standard Schema interface, never a keyword: JSON text and the model
+ * never see it). Any other shape is returned as it is, for the walker or the JSON boundary to
+ * judge. Copies property descriptors, so no getter runs.
+ */
+export function withoutStandardMarker(schema: unknown): unknown {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema) || isProxy(schema)) return schema
+  const marker = Object.getOwnPropertyDescriptor(schema, STANDARD_MARKER)
+  if (marker === undefined || marker.enumerable === true || !('value' in marker)) return schema
+  const descriptors: PropertyDescriptorMap = Object.getOwnPropertyDescriptors(schema)
+  delete descriptors[STANDARD_MARKER]
+  return Object.create(Object.getPrototypeOf(schema) as object | null, descriptors) as unknown
+}
+
 /**
  * @internal Walks a raw schema iteratively, collecting every issue, and builds a fresh deep-frozen
  * copy holding only the checked keywords. The copy is what a validator compiler may see.
@@ -506,7 +524,7 @@ export function checkJsonSchema(schema: unknown): { readonly node: JsonSchemaNod
   const created: object[] = []
   const visited = new Map<string, VisitedNode>()
   let root: JsonSchemaNode | undefined
-  const stack: RawFrame[] = [{ value: schema, path: '$', pointer: [], copyPointer: [], depth: 1, place: (node) => (root = node) }]
+  const stack: RawFrame[] = [{ value: withoutStandardMarker(schema), path: '$', pointer: [], copyPointer: [], depth: 1, place: (node) => (root = node) }]
   while (stack.length > 0) {
     const frame = stack.pop() as RawFrame
     // Children of this node, in declaration order; pushed in reverse at the end so they are

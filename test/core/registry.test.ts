@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { createContext } from '../../src/context.ts'
 import type { PreToolDecision } from '../../src/execution.ts'
 import type { CodeModeTool } from '../../src/registry.ts'
+import { z } from 'zod'
 import { call, rawTool } from '../helpers.ts'
 
 function names(schemas: { name: string }[]): string[] {
@@ -40,6 +41,20 @@ describe('register', () => {
     }
     expect(message).toMatch(/parameters/)
     expect(message).toMatch(/output\.schema/)
+  })
+
+  it('registers schemas straight from z.toJSONSchema and enforces them, its ~standard member left out', async () => {
+    const ctx = createContext()
+    const parameters = z.toJSONSchema(z.object({ title: z.string().min(1), tags: z.array(z.string()).max(2).optional() }))
+    ctx.tools.register(rawTool('file_issue', { parameters: parameters as never, outputSchema: z.toJSONSchema(z.object({ id: z.int() })) as never, execute: async () => ({ id: 1 }) }))
+    const [schema] = ctx.tools.schemas()
+    expect(schema?.parameters).not.toHaveProperty('~standard')
+    expect(Object.getOwnPropertyNames(schema?.parameters)).toEqual(['$schema', 'type', 'properties', 'required', 'additionalProperties'])
+    expect(await ctx.tools.execute(call('file_issue', { title: 'Bug' }))).toMatchObject({ isError: false, value: { id: 1 } })
+    const invalid = await ctx.tools.execute(call('file_issue', { title: '', tags: ['a', 'b', 'c'] }))
+    expect(invalid.isError && invalid.error.message).toBe(
+      'Invalid arguments for tool "file_issue": $.title: expected a string of at least 1 character, found string ""; $.tags: expected an array of at most 2 items, found array of 3 items',
+    )
   })
 
   it('returns the exact disposer, which unregisters only that tool', async () => {

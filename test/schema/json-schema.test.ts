@@ -1,6 +1,10 @@
 import { describe, expect, test } from 'vitest'
 import { ToolErrorCode } from '../../src/errors.ts'
 import { assertObjectJsonSchema, assertSupportedJsonSchema, JsonSchemaError, MAX_SCHEMA_DEPTH } from '../../src/schema/json-schema.ts'
+import { parseJsonText } from '../../src/json-boundary.ts'
+import type { JsonSchemaNode } from '../../src/schema/types.ts'
+import { validateJsonSchemaValue } from '../../src/schema/validate.ts'
+import { z } from 'zod'
 import { mcpFixture } from '../fixtures/mcp-schemas.ts'
 
 function issuesOf(schema: unknown): Array<{ path: string; message: string }> {
@@ -240,6 +244,12 @@ describe('assertSupportedJsonSchema rejects', () => {
     expect(trapped).toBe(false)
   })
 
+  test("non-enumerable keys other than zod's ~standard member on the root", () => {
+    const nested = { type: 'object', properties: { a: { type: 'string' } } }
+    Object.defineProperty(nested.properties.a, '~standard', { value: {}, enumerable: false })
+    expect(pathsOf(nested)).toEqual(['$.properties.a["~standard"]'])
+  })
+
   test('symbol keys and non-enumerable keys', () => {
     const schema: Record<string | symbol, unknown> = { [Symbol('x')]: 1 }
     Object.defineProperty(schema, 'type', { value: 'string', enumerable: false })
@@ -386,5 +396,26 @@ describe('the grown subset', () => {
         expect(JSON.stringify(tool.inputSchema)).toBe(before)
       }
     }
+  })
+})
+
+describe("zod's numeric bounds", () => {
+  test('integer bounds cross the lossless JSON boundary as text and pass the subset unchanged', () => {
+    const schema = z.toJSONSchema(z.object({ n: z.int(), u: z.uint32(), i: z.int32() }))
+    const parsed = parseJsonText(JSON.stringify(schema), 'inputSchema')
+    expect(parsed).toEqual(schema)
+    expect(() => assertObjectJsonSchema(parsed)).not.toThrow()
+    const value = { n: Number.MAX_SAFE_INTEGER, u: 4294967295, i: -2147483648 }
+    expect(validateJsonSchemaValue(parsed as JsonSchemaNode, value)).toEqual([])
+    expect(validateJsonSchemaValue(parsed as JsonSchemaNode, { ...value, u: -1, i: 2147483648 }).map((issue) => issue.path)).toEqual(['$.u', '$.i'])
+  })
+
+  test('float bounds, in the object z.toJSONSchema returns, pass the subset unchanged', () => {
+    const schema = z.toJSONSchema(z.object({ f: z.float32(), d: z.float64() }))
+    // zod attaches a non-enumerable Standard Schema member to the root; it is not a keyword.
+    expect(Object.getOwnPropertyDescriptor(schema, '~standard')?.enumerable).toBe(false)
+    expect(() => assertObjectJsonSchema(schema)).not.toThrow()
+    expect(validateJsonSchemaValue(schema as JsonSchemaNode, { f: 1.5, d: Number.MAX_VALUE })).toEqual([])
+    expect(validateJsonSchemaValue(schema as JsonSchemaNode, { f: 3.5e38, d: 0 }).map((issue) => issue.path)).toEqual(['$.f'])
   })
 })
