@@ -1,7 +1,8 @@
 // `npm test`'s first step. vitest bundles the test files with rolldown, whose prebuilt native
 // binding is an optional dependency: `npm ci --omit=optional` (meant to leave isolated-vm out)
-// leaves it out too, and vitest then stops with a message about an npm bug. Say what happened
-// and what to run instead, before vitest starts.
+// leaves it out too, and vitest then stops with a message about an npm bug. Add that one binding
+// (as esbuild's own install does for its binary), or say what happened and what to run.
+import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
@@ -28,14 +29,25 @@ try {
   require.resolve(`${binding}/package.json`, { paths: [rolldownDir] })
 } catch {
   const version = rolldown.optionalDependencies[binding]
+  const install = ['install', '--no-save', '--omit=optional', '--no-audit', '--no-fund', `${binding}@${version}`]
   console.error(
-    [
-      `npm test cannot start: ${binding}, the native part of vitest's bundler, is not installed.`,
-      '`npm ci --omit=optional` leaves out every optional dependency, this one too, not only isolated-vm.',
-      'Install with `npm ci`: isolated-vm is optional, and where it cannot build (no C++ toolchain) the install',
-      'goes on without it (its test suites are then skipped, except under CI=true, where they fail).',
-      `Or add the binding alone: npm install --no-save --omit=optional ${binding}@${version}`,
-    ].join('\n'),
+    `${binding}, the native part of vitest's bundler, is not installed: \`npm ci --omit=optional\` leaves out every ` +
+      `optional dependency, not only isolated-vm. Adding it alone: npm ${install.join(' ')}`,
   )
-  process.exit(1)
+  try {
+    // npm_execpath is npm's own script when this runs as `npm test`.
+    const npm = process.env.npm_execpath
+    if (npm !== undefined && npm.endsWith('.js')) execFileSync(process.execPath, [npm, ...install], { stdio: 'inherit' })
+    else execFileSync('npm', install, { stdio: 'inherit', shell: process.platform === 'win32' })
+    require.resolve(`${binding}/package.json`, { paths: [rolldownDir] })
+  } catch (error) {
+    console.error(
+      [
+        `npm test cannot start without ${binding}: ${error instanceof Error ? error.message : String(error)}`,
+        'Install with `npm ci` instead: isolated-vm is optional, and where it cannot build (no C++ toolchain) the',
+        'install goes on without it (its test suites are then skipped, except under CI=true, where they fail).',
+      ].join('\n'),
+    )
+    process.exit(1)
+  }
 }
