@@ -240,3 +240,38 @@ describe('importMcpTools over stdio', () => {
     expect(result.error?.message).toMatch(/MCP server "toy-server"/)
   })
 })
+
+describe('importMcpTools: listing', () => {
+  it('reads every page of a paginated tools/list', async () => {
+    const { Server } = await import('@modelcontextprotocol/sdk/server/index.js')
+    const { ListToolsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js')
+    const server = new Server({ name: 'paged-server', version: '1.0.0' }, { capabilities: { tools: {} } })
+    const tool = (name: string) => ({ name, description: name, inputSchema: { type: 'object' as const } })
+    server.setRequestHandler(ListToolsRequestSchema, (request) =>
+      request.params?.cursor === 'page-2' ? { tools: [tool('c')] } : { tools: [tool('a'), tool('b')], nextCursor: 'page-2' },
+    )
+    const client = await connect(server)
+    const imported = await importMcpTools(client, { context: createContext() })
+    expect(imported.report.imported.map((entry) => entry.name)).toEqual(['paged.a', 'paged.b', 'paged.c'])
+  })
+
+  it('reports a re-sync that cannot list the tools to onError and keeps the tools it had', async () => {
+    const { Server } = await import('@modelcontextprotocol/sdk/server/index.js')
+    const { ListToolsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js')
+    const server = new Server({ name: 'flaky-server', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } })
+    let broken = false
+    server.setRequestHandler(ListToolsRequestSchema, () => {
+      if (broken) throw new Error('listing is down')
+      return { tools: [{ name: 'a', description: 'a', inputSchema: { type: 'object' as const } }] }
+    })
+    const client = await connect(server)
+    const context = createContext()
+    const errors: string[] = []
+    await importMcpTools(client, { context, onError: (error) => errors.push((error as Error).message) })
+    broken = true
+    await server.sendToolListChanged()
+    await expect.poll(() => errors).toHaveLength(1)
+    expect(errors[0]).toContain('listing is down')
+    expect(context.tools.get('flaky.a')).toBeDefined()
+  })
+})
