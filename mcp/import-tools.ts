@@ -200,8 +200,9 @@ function definitionOf(
 ): ToolDefinition {
   const mcpName = tool.name
   const structured = tool.outputSchema !== undefined
-  // The server's blocks of a structured call, by execution token, until finalizeContent takes them.
-  const pending = new Map<symbol, { value: string; content: ContentBlock[] }>()
+  // The server's blocks of a structured call, by execution token, until finalizeContent takes them;
+  // weak, so a body that settles after a wrapper already answered (a timeout) leaves nothing behind.
+  const pending = new WeakMap<symbol, { value: string; content: ContentBlock[] }>()
   const execute = async (args: unknown, exec: ToolRunContext): Promise<unknown> => {
     // The pipeline checked `args` against the server's own input schema before any policy ran.
     let result

@@ -101,6 +101,16 @@ describe('importMcpTools: calls', () => {
     expect(result).toMatchObject({ isError: false, value: { sum: 5 }, content: [{ type: 'text', text: '2 + 3 = 5' }] })
   })
 
+  it("keeps a post-execute policy's replacement instead of the server's blocks", async () => {
+    const { context } = await imported('toy')
+    const stop = context.on('tools/post-execute', async () => ({ kind: 'accept', content: [{ type: 'text', text: 'redacted' }] }))
+    expect((await context.tools.execute(call('toy.add', { a: 2, b: 3 }))).content).toEqual([{ type: 'text', text: 'redacted' }])
+    stop()
+    context.on('tools/post-execute', async () => ({ kind: 'accept', value: { sum: 0 } }))
+    const replaced = await context.tools.execute(call('toy.add', { a: 2, b: 3 }))
+    expect(replaced).toMatchObject({ value: { sum: 0 }, content: [{ type: 'text', text: '{"sum":0}' }] })
+  })
+
   it('gives the content as the value of a tool without an output schema, annotations dropped', async () => {
     const { context } = await imported('toy')
     const result = await context.tools.execute(call('toy.echo', { text: 'hi' }))
