@@ -1,6 +1,7 @@
 /**
  * Advisory type checking of a Code Mode program against generated declarations, in memory, with
  * the TypeScript compiler (type-check-core.js, which a worker thread also runs for `run_code`).
+ * TypeScript is loaded by the first check on the calling thread, not by importing this module.
  */
 
 import { declarationDiagnostics, programDiagnostics } from './type-check-core.js'
