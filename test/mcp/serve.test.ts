@@ -158,6 +158,21 @@ describe('serve over HTTP', () => {
     expect(serving.url?.pathname).toBe('/mcp')
   })
 
+  it('refuses a request whose Host is not the loopback address (DNS rebinding)', async () => {
+    const { serving } = await httpClient(codeModeContext({ aborted: [] }))
+    const { request } = await import('node:http')
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} })
+      const req = request(serving.url as URL, { method: 'POST', headers: { host: 'attacker.example:80', 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
+        res.resume()
+        resolve(res.statusCode)
+      })
+      req.on('error', reject)
+      req.end(body)
+    })
+    expect(status).toBe(403)
+  })
+
   it('refuses a GET: it is stateless', async () => {
     const { serving } = await httpClient(codeModeContext({ aborted: [] }))
     const response = await fetch(serving.url as URL)
