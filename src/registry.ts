@@ -1,7 +1,7 @@
 import { ToolDefinitionError } from './errors.ts'
 import type { ToolGuard } from './execution.ts'
 import { snapshotJson } from './json-boundary.ts'
-import { assertObjectJsonSchema, assertSupportedJsonSchema, withoutStandardMarker } from './schema/json-schema.ts'
+import { assertObjectJsonSchema, assertSupportedJsonSchema, isImmutableSchema, withoutStandardMarker } from './schema/json-schema.ts'
 import type { JsonSchemaNode, ObjectJsonSchema, ToolSchema } from './schema/types.ts'
 import type { ScopeNode } from './scope.ts'
 import type { ToolDefinition } from './tool.ts'
@@ -52,6 +52,16 @@ function isFunction(value: unknown): value is (...args: never[]) => unknown {
   return typeof value === 'function'
 }
 
+/**
+ * A schema as the registry keeps it: one this library built (`defineTool`'s, deep-frozen) as it
+ * is, so the pipeline's argument check and the definition's own share one compiled validator;
+ * any other as a frozen JSON copy, zod's `~standard` member left out.
+ */
+function frozenSchema(schema: unknown, label: string): unknown {
+  if (typeof schema === 'object' && schema !== null && isImmutableSchema(schema)) return schema
+  return snapshotJson(withoutStandardMarker(schema), label)
+}
+
 /** Check a definition and capture frozen copies of its schemas; lists every problem at once. */
 export function checkDefinition(
   definition: ToolDefinition,
@@ -72,7 +82,7 @@ export function checkDefinition(
   if (!isFunction(definition.execute)) problems.push('execute must be a function')
   let parameters: ObjectJsonSchema | undefined
   try {
-    const copy = snapshotJson(withoutStandardMarker(definition.parameters), 'parameters')
+    const copy = frozenSchema(definition.parameters, 'parameters')
     assertSupportedJsonSchema(copy)
     assertObjectJsonSchema(copy)
     parameters = copy
@@ -85,7 +95,7 @@ export function checkDefinition(
     problems.push('output must be { schema, render, presentationMeta? }')
   } else {
     try {
-      const copy = snapshotJson(withoutStandardMarker(output.schema), 'output.schema')
+      const copy = frozenSchema(output.schema, 'output.schema')
       assertSupportedJsonSchema(copy)
       outputSchema = copy as JsonSchemaNode
     } catch (error) {
