@@ -770,7 +770,7 @@ function visitRawNode(
             issues.push({ path: at, message: `${keyword} needs at least ${minimum === 1 ? 'one branch' : 'two branches'}, found ${branches.length}` })
           }
           // Beside a hole or an accessor, the other branches are still checked.
-          for (const [item, itemAt] of readable) child(item, itemAt, [], [], discard)
+          readable.forEach(([item, itemAt], index) => child(item, itemAt, [keyword, String(index)], [], discard))
           break
         }
         const copy: JsonSchemaNode[] = new Array<JsonSchemaNode>(branches.length)
@@ -820,7 +820,7 @@ function visitRawNode(
         const items = readDenseArray(value, at, issues, 'an array of item schemas', readable)
         if (items === undefined || items.length === 0) {
           if (items !== undefined) issues.push({ path: at, message: 'prefixItems needs at least one item schema' })
-          for (const [item, itemAt] of readable) child(item, itemAt, [], [], discard)
+          readable.forEach(([item, itemAt], index) => child(item, itemAt, [keyword, String(index)], [], discard))
           break
         }
         const copy: JsonSchemaNode[] = new Array<JsonSchemaNode>(items.length)
@@ -841,7 +841,7 @@ function visitRawNode(
           const items = readDenseArray(value, at, issues, 'an array of item schemas', readable)
           if (items === undefined || items.length === 0) {
             if (items !== undefined) issues.push({ path: at, message: 'a tuple needs at least one item schema' })
-            for (const [item, itemAt] of readable) child(item, itemAt, [], [], discard)
+            readable.forEach(([item, itemAt], index) => child(item, itemAt, [keyword, String(index)], [], discard))
             break
           }
           const copy: JsonSchemaNode[] = new Array<JsonSchemaNode>(items.length)
