@@ -9,6 +9,7 @@
  */
 
 import { spawn } from 'node:child_process'
+import { constants } from 'node:os'
 import { hasNoNodeSnapshotFlag } from '../sandbox/isolated-vm/load-isolated-vm.ts'
 import { CliError, parseCommandLine, requestedEngine } from './args.ts'
 import { runCommand } from './commands.ts'
@@ -30,7 +31,8 @@ function reexecWithoutSnapshot(argv: readonly string[]): Promise<number> {
       process.stderr.write(`toolbox-codemode: could not restart Node with --no-node-snapshot: ${error.message}\n`)
       resolve(1)
     })
-    child.on('exit', (code, signal) => resolve(code ?? (signal === null ? 1 : 128 + 2)))
+    // A child killed by a signal exits as a shell reports it: 128 + the signal's number.
+    child.on('exit', (code, signal) => resolve(code ?? (signal === null ? 1 : 128 + (constants.signals[signal] ?? 0))))
   })
 }
 
