@@ -56,6 +56,7 @@ export {
   assertSupportedJsonSchema,
   ENFORCED_FORMATS,
   JsonSchemaError,
+  MAX_REFERENCED_DEPTH,
   MAX_SCHEMA_DEPTH,
   parameterSchemaSpecToJsonSchema,
   SchemaSpecError,

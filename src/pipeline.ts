@@ -276,7 +276,7 @@ export async function runPipeline(
     result = failureResult(ToolErrorCode.INVALID_ARGS, `Invalid arguments for tool "${exec.name}": ${reasonOf(argsError)}`, {
       name: 'ToolArgsError',
     })
-  } else if ((argsIssues = validateJsonSchemaValue(entry.schema.parameters, args)).length > 0) {
+  } else if ((argsIssues = checkArguments(entry, args)).length > 0) {
     // Checked against the declared parameters before any policy runs, for every tool: policies,
     // guards and a person asked for approval only ever see arguments the tool accepts.
     result = failureFromError(new ToolArgsError(exec.name, argsIssues), ToolErrorCode.INVALID_ARGS)
@@ -300,6 +300,18 @@ export async function runPipeline(
     }
   }
   return result
+}
+
+/**
+ * The issues of `args` against the tool's declared parameters. The schema passed the subset at
+ * registration; should its validator still fail to build, that is one issue, not a rejection.
+ */
+function checkArguments(entry: RegisteredTool, args: JsonValue): readonly SchemaIssue[] {
+  try {
+    return validateJsonSchemaValue(entry.schema.parameters, args)
+  } catch (error) {
+    return [{ path: '$', expected: 'arguments the tool can check', found: `a parameters schema that cannot be compiled (${reasonOf(error)})` }]
+  }
 }
 
 /**

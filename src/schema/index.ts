@@ -24,5 +24,5 @@ export type {
 } from './dsl.ts'
 export { parameterSchemaSpecToJsonSchema, SchemaSpecError, valueSchemaSpecToJsonSchema } from './dsl.ts'
 export type { SchemaDefinitionIssue } from './json-schema.ts'
-export { assertObjectJsonSchema, assertSupportedJsonSchema, ENFORCED_FORMATS, JsonSchemaError, MAX_SCHEMA_DEPTH } from './json-schema.ts'
+export { assertObjectJsonSchema, assertSupportedJsonSchema, ENFORCED_FORMATS, JsonSchemaError, MAX_REFERENCED_DEPTH, MAX_SCHEMA_DEPTH } from './json-schema.ts'
 export { validateArgs, validateJsonSchemaValue } from './validate.ts'

@@ -12,6 +12,13 @@ import type { JsonSchemaNode, JsonSchemaScalar, JsonSchemaType, ObjectJsonSchema
  */
 export const MAX_SCHEMA_DEPTH = 64
 
+/**
+ * The deepest nesting accepted once `$ref`s are followed (each reference one more level; recursion
+ * counts once), for the same reason as {@link MAX_SCHEMA_DEPTH}: the validator compiler recurses
+ * once per level, references included.
+ */
+export const MAX_REFERENCED_DEPTH = 128
+
 /** One problem found in a schema declaration: where it is and what is wrong with it. */
 export interface SchemaDefinitionIssue {
   /** Path of the offending place inside the schema, `$` for the root (`$.properties.name.type`). */
@@ -456,6 +463,8 @@ interface VisitedNode {
   readonly copyPointer: readonly string[]
   /** Pointer keys of the `oneOf`/`anyOf`/`allOf` branches, which judge the same value. */
   readonly branches: string[]
+  /** Pointer keys of every subschema, branches included. */
+  readonly children: string[]
   ref?: { readonly target: string; readonly text: string; readonly path: string; readonly node: Record<string, unknown> }
 }
 
@@ -589,6 +598,59 @@ function resolveReferences(visited: ReadonlyMap<string, VisitedNode>, issues: Sc
       }
     }
   }
+  if (issues.length === 0) checkReferencedDepth(visited, issues)
+}
+
+/**
+ * Refuses a schema nested deeper than {@link MAX_REFERENCED_DEPTH} levels once its references are
+ * followed (each reference one more level; a reference back to a schema on the way counts
+ * nothing, as the validator compiles recursion once). The validator compiler recurses once per
+ * such level: a long chain of definitions would overflow its stack on a tool's first call.
+ * Iterative, memoized: linear in the schema.
+ */
+function checkReferencedDepth(visited: ReadonlyMap<string, VisitedNode>, issues: SchemaDefinitionIssue[]): void {
+  interface Frame {
+    readonly key: string
+    /** Subschemas still to visit, and whether each is reached through a reference. */
+    readonly next: Array<[key: string, viaRef: boolean]>
+    /** Reached through a reference: one level more for the node that refers. */
+    readonly viaRef: boolean
+    deepest: number
+  }
+  const depth = new Map<string, number>()
+  const onPath = new Set<string>()
+  const stack: Frame[] = []
+  const enter = (key: string, viaRef: boolean): void => {
+    const node = visited.get(key) as VisitedNode
+    const next: Array<[string, boolean]> = node.children.map((child) => [child, false])
+    if (node.ref !== undefined && visited.has(node.ref.target)) next.push([node.ref.target, true])
+    onPath.add(key)
+    stack.push({ key, next, viaRef, deepest: 0 })
+  }
+  enter('', false)
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1] as Frame
+    const edge = top.next.pop()
+    if (edge === undefined) {
+      stack.pop()
+      onPath.delete(top.key)
+      const own = top.deepest + 1
+      depth.set(top.key, own)
+      const parent = stack[stack.length - 1]
+      if (parent !== undefined) parent.deepest = Math.max(parent.deepest, own + (top.viaRef ? 1 : 0))
+      continue
+    }
+    const [key, viaRef] = edge
+    // Recursion: the validator compiles a schema already on the way once, by reference.
+    if (onPath.has(key)) continue
+    const known = depth.get(key)
+    if (known === undefined) enter(key, viaRef)
+    else top.deepest = Math.max(top.deepest, known + (viaRef ? 1 : 0))
+  }
+  const total = depth.get('') ?? 0
+  if (total > MAX_REFERENCED_DEPTH) {
+    issues.push({ path: '$', message: `schema nested ${total} levels deep once its references are followed; at most ${MAX_REFERENCED_DEPTH} are supported` })
+  }
 }
 
 /** Checks one raw node, builds its copy and queues its subschemas into `children`. */
@@ -614,14 +676,16 @@ function visitRawNode(
   const node: Record<string, unknown> = {}
   created.push(node)
   frame.place(node as JsonSchemaNode)
-  const info: VisitedNode = { path, copyPointer: frame.copyPointer, branches: [] }
+  const info: VisitedNode = { path, copyPointer: frame.copyPointer, branches: [], children: [] }
   visited.set(pointerKey(frame.pointer), info)
 
   /** Queues a subschema at raw key path `keys` (below this node), copied to `copyKeys`. */
   const child = (value: unknown, at: string, keys: readonly string[], copyKeys: readonly string[], place: (node: JsonSchemaNode) => void): string => {
     const pointer = [...frame.pointer, ...keys]
     children.push({ value, path: at, pointer, copyPointer: [...frame.copyPointer, ...copyKeys], depth: frame.depth + 1, place })
-    return pointerKey(pointer)
+    const key = pointerKey(pointer)
+    info.children.push(key)
+    return key
   }
   /** Queues the schemas of a refused keyword, so every bad path below it is reported at once. */
   const checkOnly = (keyword: string, value: unknown, at: string): void => {

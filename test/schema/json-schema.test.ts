@@ -380,11 +380,17 @@ describe('the grown subset', () => {
     ])
   })
 
-  test('checks a schema whose $defs reference each other in a long chain without following them', () => {
-    const defs: Record<string, unknown> = {}
-    for (let index = 0; index < 5000; index += 1) defs[`d${index}`] = { type: 'array', items: { $ref: `#/$defs/d${index + 1}` } }
-    defs['d5000'] = { type: 'array', items: { $ref: '#/$defs/d0' } }
-    expect(() => assertSupportedJsonSchema({ $ref: '#/$defs/d0', $defs: defs })).not.toThrow()
+  test('refuses a chain of references deeper than the validator can compile, with one issue and no stack overflow', () => {
+    const chain = (length: number): unknown => {
+      const defs: Record<string, unknown> = {}
+      for (let index = 0; index < length; index += 1) defs[`d${index}`] = { type: 'array', items: { $ref: `#/$defs/d${index + 1}` } }
+      // The last one refers back to the first: recursion, which counts once.
+      defs[`d${length}`] = { type: 'array', items: { $ref: '#/$defs/d0' } }
+      return { $ref: '#/$defs/d0', $defs: defs }
+    }
+    expect(issuesOf(chain(5000))).toEqual([{ path: '$', message: expect.stringMatching(/^schema nested 15004 levels deep once its references are followed; at most 128/) }])
+    expect(() => assertSupportedJsonSchema(chain(40))).not.toThrow()
+    expect(validateJsonSchemaValue(chain(40) as JsonSchemaNode, [[[]]])).toEqual([])
   })
 
   test('accepts every input schema of the published MCP servers and of zod 4, unchanged', () => {
