@@ -218,11 +218,12 @@ function render(node: JsonSchemaNode, indent: string, context: Context): Rendere
   const branchContext = nested(context, false)
   const branches = [node.oneOf, node.anyOf].filter((list) => list !== undefined)
   // A base that only says the type every branch repeats adds nothing beside the branches.
+  const lists = node.allOf === undefined ? branches : [...branches, node.allOf]
   const redundant =
     base !== undefined &&
     addsOnlyType(node) &&
-    branches.length > 0 &&
-    branches.every((list) => list.every((branch) => JSON.stringify(branch.type) === JSON.stringify(node.type)))
+    lists.length > 0 &&
+    lists.every((list) => list.every((branch) => JSON.stringify(branch.type) === JSON.stringify(node.type)))
   if (base !== undefined && !redundant) parts.push(base)
   if (node.$ref !== undefined) parts.push(renderRef(node.$ref, indent, context))
   for (const list of branches) parts.push(union(list.map((branch) => render(branch, indent, branchContext))))

@@ -233,6 +233,15 @@ describe('schemaToType for the grown subset', () => {
       ],
     }
     expect(schemaToType(node)).toBe('{ a: string } & ({ b: number } | null)')
+    const both: JsonSchemaNode = {
+      type: 'object',
+      allOf: [
+        { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
+        { type: 'object', properties: { b: { type: 'number' } } },
+      ],
+    }
+    // The outer node only repeats the type: no open `{ [key: string]: ... }` beside the parts.
+    expect(schemaToType(both, '', { role: 'input' })).toBe('{ a: string } & { b?: number }')
   })
 
   it('writes tuples in both spellings, one tuple per length allowed below the full one', () => {
