@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import type { Context, HeapStatistics, Isolate } from './isolated-vm-types.ts'
 import { DisposedError, ToolDefinitionError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import { parseJsonText } from '../../src/json-boundary.ts'
@@ -27,9 +28,10 @@ import { RunMeter, describeLimit, resolveLimits, withCeilings } from '../limits.
 import { TenantNumbers } from '../tenants.ts'
 import { PROGRAM_SCRIPT_ORIGIN, armArguments, compileBridgeScripts, installBridge, programScript } from './guest-bridge.ts'
 import type { Bridge, BridgeScripts } from './guest-bridge.ts'
-import { loadIsolatedVm } from './load-isolated-vm.ts'
+import { assertIsolatedVmInstalled, loadIsolatedVm } from './load-isolated-vm.ts'
 import type { IsolatedVm } from './load-isolated-vm.ts'
 import { disposeNow, terminateIsolate } from './terminate-isolate.ts'
+import { createProcessEngine } from './process-engine.ts'
 import { Watchdog } from './watchdog.ts'
 
 /** Options of {@link createIsolatedVmEngine}. */
@@ -79,7 +81,35 @@ export interface IsolatedVmEngineOptions {
    * the main thread. `false` gives every run a new isolate.
    */
   readonly reuseIsolates?: boolean
+  /**
+   * Where isolates run (default `'process'`): in a small pool of child processes, one program at a
+   * time in each, so that whatever a program does to V8 ends with a process this one kills and
+   * replaces (see process-engine.ts): an isolate lost to V8's fatal out-of-memory error, a native
+   * loop that ignores the stop, a stopped run that keeps a core busy. This process never loads
+   * isolated-vm and needs no `--no-node-snapshot`. A sub-call crosses the process boundary twice
+   * (BENCHMARKS.md has the cost).
+   *
+   * `'in-process'` runs isolates on threads of this process: a little faster per sub-call and per
+   * run, but a lost isolate leaks its thread and heap here until the process exits (after
+   * `maxLostIsolates` of them the engine refuses every run, for every agent), a runaway native loop
+   * keeps a core busy and this process from exiting, and `process.exit()` with an isolate thread
+   * still running can crash. Use it only where programs are trusted.
+   */
+  readonly isolation?: 'process' | 'in-process'
+  /** Child processes kept warm with `isolation: 'process'` (default `min(2, available cores)`). */
+  readonly processes?: number
+  /**
+   * Most child processes at once with `isolation: 'process'` (default 16): each serves one run at a
+   * time, so this many runs go at once and the rest wait (their wait counts in their wall time).
+   * About 40 MB each.
+   */
+  readonly maxProcesses?: number
+  /** Runs allowed to wait for a child process before `run()` throws (default 1000). */
+  readonly maxQueuedRuns?: number
 }
+
+/** See {@link IsolatedVmEngineOptions.maxProcesses}. */
+const DEFAULT_MAX_PROCESSES = 16
 
 /** See {@link IsolatedVmEngineOptions.maxLostIsolates}. */
 export const DEFAULT_MAX_LOST_ISOLATES = 8
@@ -376,6 +406,16 @@ class IsolatedVmEngine implements SandboxEngine {
   /** @internal Tests only: runs given an isolate kept from their tenant's previous run. */
   get reusedRuns(): number {
     return this.#reusedRuns
+  }
+
+  /**
+   * @internal Whether this engine lost an isolate to V8's fatal out-of-memory error or has a
+   * stopped program still running native code: either leaves a thread (and a heap) behind that
+   * only the end of the process releases. A child process serving runs (process-child.ts) asks
+   * after each run, and is replaced once it says yes.
+   */
+  get leaking(): boolean {
+    return this.#lost > 0 || this.#runaway > 0
   }
 
   #newSandbox(memoryMb: number): Promise<Sandbox> {
@@ -871,6 +911,29 @@ export async function createIsolatedVmEngine(options: IsolatedVmEngineOptions = 
   const ceilings = Object.freeze({ ...options.limits, memoryLimitBytes: memory ?? MAX_MEMORY_LIMIT_BYTES })
   const maxLost = positiveCount('maxLostIsolates', options.maxLostIsolates, DEFAULT_MAX_LOST_ISOLATES)
   const maxRunaway = positiveCount('maxRunawayIsolates', options.maxRunawayIsolates, DEFAULT_MAX_RUNAWAY_ISOLATES)
+  const isolation = options.isolation ?? 'process'
+  if (isolation !== 'process' && isolation !== 'in-process') {
+    throw new ToolDefinitionError(`isolation must be 'process' or 'in-process', got ${String(isolation)}`)
+  }
+  if (isolation === 'process') {
+    const processes = positiveCount('processes', options.processes, Math.min(2, availableParallelism()))
+    const maxProcesses = positiveCount('maxProcesses', options.maxProcesses, Math.max(DEFAULT_MAX_PROCESSES, processes))
+    if (maxProcesses < processes) throw new ToolDefinitionError('maxProcesses must be an integer no smaller than processes')
+    assertIsolatedVmInstalled()
+    return createProcessEngine({
+      // Each child replaces itself after one leak, so maxLostIsolates and maxRunawayIsolates do not apply.
+      childOptions: {
+        ...(options.limits === undefined ? {} : { limits: options.limits }),
+        ...(options.watchdogIntervalMs === undefined ? {} : { watchdogIntervalMs: options.watchdogIntervalMs }),
+        spinMicros,
+        reuseIsolates: options.reuseIsolates ?? true,
+      },
+      ceilings,
+      processes,
+      maxProcesses,
+      maxQueuedRuns: positiveCount('maxQueuedRuns', options.maxQueuedRuns, 1000),
+    })
+  }
   // Options are checked before the native addon is loaded: a typo should not cost a load.
   const ivm = await loadIsolatedVm()
   const engine = new IsolatedVmEngine(ivm, {

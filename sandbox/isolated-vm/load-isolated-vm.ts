@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module'
 import { ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { IsolatedVm } from './isolated-vm-types.ts'
 
@@ -50,13 +51,7 @@ export async function loadIsolatedVm(): Promise<IsolatedVm> {
     const specifier: string = 'isolated-vm'
     loaded = (await import(specifier)) as { default?: unknown }
   } catch (cause) {
-    throw new IsolatedVmUnavailableError(
-      'The isolated-vm engine is unavailable: the optional dependency "isolated-vm" (5.0.4 on Node 20) ' +
-        'is not installed or its native addon could not be built (it needs a C++ toolchain and ' +
-        'node-gyp). Install it with `npm install isolated-vm@5.0.4`, or use the QuickJS engine. ' +
-        `Cause: ${cause instanceof Error ? cause.message : String(cause)}`,
-      { cause },
-    )
+    throw notInstalled(cause)
   }
   // isolated-vm is CommonJS: its exports arrive as the default export under ESM.
   const ivm = (loaded.default ?? loaded) as IsolatedVm
@@ -64,4 +59,27 @@ export async function loadIsolatedVm(): Promise<IsolatedVm> {
     throw new IsolatedVmUnavailableError('The installed "isolated-vm" module does not export Isolate and Reference.')
   }
   return ivm
+}
+
+function notInstalled(cause: unknown): IsolatedVmUnavailableError {
+  return new IsolatedVmUnavailableError(
+    'The isolated-vm engine is unavailable: the optional dependency "isolated-vm" (5.0.4 on Node 20) ' +
+      'is not installed or its native addon could not be built (it needs a C++ toolchain and ' +
+      'node-gyp). Install it with `npm install isolated-vm@5.0.4`, or use the QuickJS engine. ' +
+      `Cause: ${cause instanceof Error ? cause.message : String(cause)}`,
+    { cause },
+  )
+}
+
+/**
+ * Throws {@link IsolatedVmUnavailableError} unless the isolated-vm package can be found from here,
+ * without loading it: the engine that runs isolates in child processes never loads it itself (a
+ * child that cannot load it says why when it starts).
+ */
+export function assertIsolatedVmInstalled(): void {
+  try {
+    createRequire(import.meta.url).resolve('isolated-vm')
+  } catch (cause) {
+    throw notInstalled(cause)
+  }
 }

@@ -4,20 +4,30 @@ import { promisify } from 'node:util'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { EngineRunResult, SandboxEngine, SandboxLimits } from '../../sandbox/engine.ts'
 import { createIsolatedVmEngine, MAX_MEMORY_LIMIT_BYTES } from '../../sandbox/isolated-vm/isolated-vm-engine.ts'
+import type { IsolatedVmEngineOptions } from '../../sandbox/isolated-vm/isolated-vm-engine.ts'
 import { hasNoNodeSnapshotFlag } from '../../sandbox/isolated-vm/load-isolated-vm.ts'
 import { Watchdog } from '../../sandbox/isolated-vm/watchdog.ts'
 import type { WatchdogLimit } from '../../sandbox/isolated-vm/watchdog.ts'
 import { CONTRACT_LIMITS, engineContract, fakeHost, run as runContract, valueOf } from './contract.ts'
 import type { FakeHost, RunOptions } from './contract.ts'
+import { expectCleanExit } from './clean-exit.ts'
 import { inCI } from './engines.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+/**
+ * Most of this file is about how one isolate is guarded, watched, reused and stopped: the engine
+ * that runs isolates on this process's threads, as each child process of the default engine does.
+ */
+function inProcessEngine(options: IsolatedVmEngineOptions = {}): Promise<SandboxEngine> {
+  return createIsolatedVmEngine({ ...options, isolation: 'in-process' })
+}
 const run = promisify(execFile)
 
 /** Why isolated-vm cannot run here, or undefined when it can. */
 async function unavailableReason(): Promise<string | undefined> {
   try {
-    const engine = await createIsolatedVmEngine()
+    const engine = await inProcessEngine()
     await engine.dispose()
     return undefined
   } catch (error) {
@@ -117,6 +127,9 @@ if (unavailable !== undefined && inCI()) {
   // Sizes the pre-warmed isolate like the runs' limits; other ceilings would lower what tests ask for.
   const WARM_SIZE: Partial<SandboxLimits> = { memoryLimitBytes: CONTRACT_LIMITS.memoryLimitBytes }
   engineContract('isolated-vm', () => createIsolatedVmEngine({ limits: WARM_SIZE }))
+  describe("with isolation: 'in-process'", () => {
+    engineContract('isolated-vm', () => inProcessEngine({ limits: WARM_SIZE }))
+  })
 
   /** Fails if a loop is still burning CPU in the process 50 ms from now (it would use about 300 ms of the next 300). */
   async function expectNoLoopLeft(): Promise<void> {
@@ -131,7 +144,7 @@ if (unavailable !== undefined && inCI()) {
   function engineForBlock(): (code: string, options?: RunOptions) => Promise<EngineRunResult> {
     let engine: SandboxEngine
     beforeAll(async () => {
-      engine = await createIsolatedVmEngine({ limits: WARM_SIZE })
+      engine = await inProcessEngine({ limits: WARM_SIZE })
     })
     afterAll(async () => {
       await engine.dispose()
@@ -143,7 +156,7 @@ if (unavailable !== undefined && inCI()) {
     const runIn = engineForBlock()
 
     it('applies engine ceilings over larger run limits, as the QuickJS engine does', async () => {
-      const capped = await createIsolatedVmEngine({ limits: { cpuTimeMs: 150 } })
+      const capped = await inProcessEngine({ limits: { cpuTimeMs: 150 } })
       try {
         expect(capped.ceilings).toEqual({ cpuTimeMs: 150, memoryLimitBytes: MAX_MEMORY_LIMIT_BYTES })
         const result = await runContract(capped, 'while (true) {}', { limits: { cpuTimeMs: 20_000, wallTimeMs: 10_000 } })
@@ -155,14 +168,14 @@ if (unavailable !== undefined && inCI()) {
     })
 
     it('gives the same results with the main thread never staying awake (spinMicros 0)', async () => {
-      const quiet = await createIsolatedVmEngine({ limits: WARM_SIZE, spinMicros: 0 })
+      const quiet = await inProcessEngine({ limits: WARM_SIZE, spinMicros: 0 })
       try {
         const code = 'const out = []\nfor (let i = 0; i < 30; i++) out.push(await tools.echo({ i }))\nreturn out.length'
         expect(valueOf(await runContract(quiet, code))).toBe(30)
       } finally {
         await quiet.dispose()
       }
-      await expect(createIsolatedVmEngine({ spinMicros: -5 })).rejects.toThrow(/spinMicros must be a number of microseconds/)
+      await expect(inProcessEngine({ spinMicros: -5 })).rejects.toThrow(/spinMicros must be a number of microseconds/)
     })
 
     it('never hands a Reference to a program that replaces the functions the bridge calls through', async () => {
@@ -273,7 +286,7 @@ return { values, seen }
 
     it('refuses further runs once it has lost maxLostIsolates isolates to unrecoverable out-of-memory errors', async () => {
       // Each such loss parks a thread and leaks its heap for the life of the process.
-      const fragile = await createIsolatedVmEngine({ limits: WARM_SIZE, maxLostIsolates: 1 })
+      const fragile = await inProcessEngine({ limits: WARM_SIZE, maxLostIsolates: 1 })
       try {
         const lost = await runContract(fragile, `${OUT_OF_HEAP} return JSON.stringify([m, s]).length + keep.length`, { limits: OUT_OF_HEAP_LIMITS })
         expect(lost).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'memoryLimitBytes' } })
@@ -284,13 +297,13 @@ return { values, seen }
       } finally {
         await fragile.dispose()
       }
-      await expect(createIsolatedVmEngine({ maxLostIsolates: 0 })).rejects.toThrow(/maxLostIsolates must be a positive integer/)
+      await expect(inProcessEngine({ maxLostIsolates: 0 })).rejects.toThrow(/maxLostIsolates must be a positive integer/)
     })
 
     it('counts an isolate lost to V8 after its program returned, while it proves quiet', async () => {
       // The JSON text is made in a promise job after the program's result.
       const code = `${OUT_OF_HEAP}(async () => { for (let i = 0; i < 3; i++) await null; globalThis.z = JSON.stringify([m, s]).length + keep.length })()\nreturn 1`
-      const fragile = await createIsolatedVmEngine({ limits: WARM_SIZE, maxLostIsolates: 1 })
+      const fragile = await inProcessEngine({ limits: WARM_SIZE, maxLostIsolates: 1 })
       try {
         const alice = {}
         expect(valueOf(await runContract(fragile, code, { limits: OUT_OF_HEAP_LIMITS, tenant: alice }))).toBe(1)
@@ -299,7 +312,7 @@ return { values, seen }
         await fragile.dispose()
       }
       // Its thread is parked, not spinning: counted as lost only, never as a runaway for good.
-      const lenient = await createIsolatedVmEngine({ limits: WARM_SIZE, maxLostIsolates: 8, maxRunawayIsolates: 1 })
+      const lenient = await inProcessEngine({ limits: WARM_SIZE, maxLostIsolates: 8, maxRunawayIsolates: 1 })
       try {
         expect(valueOf(await runContract(lenient, code, { limits: OUT_OF_HEAP_LIMITS }))).toBe(1)
         await new Promise((resolve) => setTimeout(resolve, 1_500))
@@ -313,7 +326,7 @@ return { values, seen }
       // No guard knows this one: V8 computes a BigInt power and its decimal text natively, for
       // several seconds here, and the stop reaches it only when it ends.
       const MEMORY = 128 * 1024 * 1024
-      const spinning = await createIsolatedVmEngine({ limits: { memoryLimitBytes: MEMORY }, maxRunawayIsolates: 1 })
+      const spinning = await inProcessEngine({ limits: { memoryLimitBytes: MEMORY }, maxRunawayIsolates: 1 })
       const code = 'return (10n ** 30000000n).toString().length'
       const limits = { memoryLimitBytes: MEMORY, cpuTimeMs: 200, wallTimeMs: 60_000 }
       try {
@@ -339,14 +352,14 @@ return { values, seen }
       } finally {
         await spinning.dispose()
       }
-      await expect(createIsolatedVmEngine({ maxRunawayIsolates: 0.5 })).rejects.toThrow(/maxRunawayIsolates must be a positive integer, got 0.5/)
+      await expect(inProcessEngine({ maxRunawayIsolates: 0.5 })).rejects.toThrow(/maxRunawayIsolates must be a positive integer, got 0.5/)
     }, 90_000)
 
     it('gives a program at most MAX_MEMORY_LIMIT_BYTES, past which V8 could abort the process on a long array', async () => {
-      await expect(createIsolatedVmEngine({ limits: { memoryLimitBytes: MAX_MEMORY_LIMIT_BYTES + 1 } })).rejects.toThrow(
+      await expect(inProcessEngine({ limits: { memoryLimitBytes: MAX_MEMORY_LIMIT_BYTES + 1 } })).rejects.toThrow(
         /^memoryLimitBytes 268435457 is over the 268435456 \(256 MiB\) the isolated-vm engine allows: /,
       )
-      const engine = await createIsolatedVmEngine()
+      const engine = await inProcessEngine()
       try {
         expect(engine.ceilings).toEqual({ memoryLimitBytes: MAX_MEMORY_LIMIT_BYTES })
         // A run asking for a gigabyte gets the ceiling, and is told so when it breaks it.
@@ -372,7 +385,7 @@ return { values, seen }
     type Counted = SandboxEngine & { readonly reusedRuns: number }
     let engine: Counted
     beforeEach(async () => {
-      engine = (await createIsolatedVmEngine({ limits: WARM_SIZE })) as Counted
+      engine = (await inProcessEngine({ limits: WARM_SIZE })) as Counted
     })
     afterEach(async () => {
       await engine.dispose()
@@ -535,7 +548,7 @@ return { values, seen }
     })
 
     it('unless reuseIsolates is false', async () => {
-      const fresh = (await createIsolatedVmEngine({ limits: WARM_SIZE, reuseIsolates: false })) as Counted
+      const fresh = (await inProcessEngine({ limits: WARM_SIZE, reuseIsolates: false })) as Counted
       try {
         const alice = {}
         for (let i = 0; i < 3; i++) expect(valueOf(await runContract(fresh, `return ${i}`, { tenant: alice }))).toBe(i)
@@ -554,7 +567,7 @@ return { values, seen }
      * maxRunawayIsolates 1, one still inside it a second after disposal would refuse the next run.
      */
     async function expectStoppedWithoutRunaway(limits: Partial<SandboxLimits>, programs: readonly string[]): Promise<void> {
-      const engine = await createIsolatedVmEngine({ limits, maxRunawayIsolates: 1 })
+      const engine = await inProcessEngine({ limits, maxRunawayIsolates: 1 })
       try {
         for (const code of programs) {
           const stopped = await runContract(engine, code, { limits: { ...limits, cpuTimeMs: 150, wallTimeMs: 10_000 } })
@@ -651,7 +664,7 @@ return { values, seen }
       expect(error.message).toBe('String.prototype.split into more than 16777216 parts is refused: this sandbox allows up to 16777216 (pass a limit to take the first ones)')
       // A separator to look for: the string is flattened first, which takes a bigger heap.
       const MEMORY = MAX_MEMORY_LIMIT_BYTES
-      const roomy = await createIsolatedVmEngine({ limits: { memoryLimitBytes: MEMORY } })
+      const roomy = await inProcessEngine({ limits: { memoryLimitBytes: MEMORY } })
       try {
         const counted = guestError(await runContract(roomy, "return 'x'.repeat(2 ** 27 + 1).split('x').length", { limits: { ...limits, memoryLimitBytes: MEMORY } }))
         expect(counted).toMatchObject({ kind: 'guest', name: 'RangeError' })
@@ -875,6 +888,113 @@ return { values, seen }
     })
   })
 
+  describe('isolated-vm in child processes (the default)', () => {
+    const OUT_OF_HEAP =
+      "const keep = []; for (let i = 0; i < 16; i++) keep.push(('k' + i).padEnd(65536, 'k').split('').join('')); const m = 'x'.repeat(2 ** 24); const s = 'Error: ' + m;\n"
+    const OUT_OF_HEAP_LIMITS = { memoryLimitBytes: 32 * 1024 * 1024, cpuTimeMs: 10_000, wallTimeMs: 20_000 }
+    const alive = (pid: number): boolean => {
+      try {
+        process.kill(pid, 0)
+        return true
+      } catch {
+        return false
+      }
+    }
+    type WithPids = SandboxEngine & { readonly pids: number[] }
+
+    it('loses only a process to each isolate V8 cannot recover, and goes on running for everyone', async () => {
+      // In one process, 8 of these stopped the engine for every agent (maxLostIsolates).
+      const engine = await createIsolatedVmEngine({ limits: WARM_SIZE })
+      try {
+        for (let i = 0; i < 10; i++) {
+          const lost = await runContract(engine, `${OUT_OF_HEAP} return JSON.stringify([m, s]).length + keep.length`, { limits: OUT_OF_HEAP_LIMITS })
+          expect(lost).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'memoryLimitBytes' } })
+        }
+        expect(valueOf(await runContract(engine, 'return 1'))).toBe(1)
+      } finally {
+        await engine.dispose()
+      }
+    }, 120_000)
+
+    it('kills the process of a stopped program that keeps running native code', async () => {
+      // V8 computes a BigInt power natively for seconds and sees the stop only when it ends.
+      const MEMORY = 128 * 1024 * 1024
+      const engine = (await createIsolatedVmEngine({ limits: { memoryLimitBytes: MEMORY }, processes: 1 })) as WithPids
+      try {
+        const [pid] = engine.pids
+        const stopped = await runContract(engine, 'return (10n ** 30000000n).toString().length', { limits: { memoryLimitBytes: MEMORY, cpuTimeMs: 200, wallTimeMs: 60_000 } })
+        expect(stopped).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'cpuTimeMs' } })
+        await vi.waitFor(() => expect(alive(pid as number)).toBe(false), { timeout: 10_000 })
+        expect(valueOf(await runContract(engine, 'return 1'))).toBe(1)
+      } finally {
+        await engine.dispose()
+      }
+    }, 60_000)
+
+    it('kills the process of a run stopped at its memory limit that would keep a core busy after it', async () => {
+      const engine = (await createIsolatedVmEngine({ processes: 1 })) as WithPids
+      try {
+        const [pid] = engine.pids
+        const stopped = await runContract(engine, "return JSON.stringify('\\u0001'.repeat(89e6)).length", { limits: { memoryLimitBytes: 128 * 1024 * 1024 } })
+        expect(stopped).toMatchObject({ ok: false, error: { kind: 'limit' } })
+        await vi.waitFor(() => expect(alive(pid as number)).toBe(false), { timeout: 10_000 })
+      } finally {
+        await engine.dispose()
+      }
+    }, 60_000)
+
+    it('ends a run whose process dies under it as an error, and serves the next run', async () => {
+      const engine = (await createIsolatedVmEngine({ processes: 1 })) as WithPids
+      try {
+        const pending = runContract(engine, 'await tools.never({})')
+        await vi.waitFor(() => expect(engine.pids).toHaveLength(1))
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        for (const pid of engine.pids) process.kill(pid, 'SIGKILL')
+        expect(await pending).toMatchObject({ ok: false, error: { kind: 'guest', message: 'the sandbox process stopped unexpectedly' } })
+        expect(valueOf(await runContract(engine, 'return 1'))).toBe(1)
+      } finally {
+        await engine.dispose()
+      }
+    }, 60_000)
+
+    it('stops every run with an abort and leaves no process behind on dispose()', async () => {
+      const engine = (await createIsolatedVmEngine({ processes: 2 })) as WithPids
+      const spinning = runContract(engine, 'await tools.echo({}); for (;;) {}', { limits: { cpuTimeMs: 60_000, wallTimeMs: 60_000 } })
+      const waiting = runContract(engine, 'await tools.never({})', { limits: { wallTimeMs: 60_000 } })
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const pids = engine.pids
+      await engine.dispose()
+      expect(await spinning).toMatchObject({ ok: false, error: { kind: 'aborted' } })
+      expect(await waiting).toMatchObject({ ok: false, error: { kind: 'aborted' } })
+      expect(pids.filter(alive)).toEqual([])
+      await expect(runContract(engine, 'return 1')).rejects.toThrow(/used after dispose/)
+    }, 60_000)
+
+    it('runs in a process started without --no-node-snapshot', async () => {
+      const script = [
+        "const { createIsolatedVmEngine, resolveLimits } = await import('./sandbox/index.ts')",
+        'const engine = await createIsolatedVmEngine()',
+        "const host = { call: async () => ({ ok: false, message: 'none', code: 'NONE' }), log() {} }",
+        "const result = await engine.run({ code: 'return 6 * 7', tools: [], limits: resolveLimits(), host, signal: new AbortController().signal })",
+        'await engine.dispose()',
+        'console.log(JSON.stringify(result))',
+      ].join('\n')
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' } })
+      expect(JSON.parse(stdout.trim())).toEqual({ ok: true, resultJson: '42' })
+    }, 60_000)
+
+    it.each([
+      ['spinning', 'exit'],
+      ['flood', 'exit'],
+      ['after-cpu-limit', 'exit'],
+      ['lost', 'exit'],
+      ['spinning', 'dispose'],
+      ['lost', 'dispose'],
+    ])('lets the process exit cleanly at once, %s, by %s', async (moment, how) => {
+      await expectCleanExit('isolated-vm', moment, how)
+    }, 60_000)
+  })
+
   describe('isolated-vm loading', () => {
     it('recognises --no-node-snapshot on the command line or in NODE_OPTIONS', () => {
       expect(hasNoNodeSnapshotFlag([], undefined)).toBe(false)
@@ -889,7 +1009,7 @@ return { values, seen }
         "const { createIsolatedVmEngine } = await import('./sandbox/isolated-vm/isolated-vm-engine.ts')",
         "const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((k) => k.includes('isolated-vm'))",
         'const before = loaded()',
-        'const engine = await createIsolatedVmEngine()',
+        "const engine = await createIsolatedVmEngine({ isolation: 'in-process' })",
         'const after = loaded()',
         'await engine.dispose()',
         'console.log(JSON.stringify({ before, after }))',
@@ -905,7 +1025,7 @@ return { values, seen }
     it('refuses with a clear error on Node 20+ started without --no-node-snapshot', async () => {
       const script = [
         "const { createIsolatedVmEngine } = await import('./sandbox/isolated-vm/isolated-vm-engine.ts')",
-        'try { await createIsolatedVmEngine(); console.log("created") }',
+        'try { await createIsolatedVmEngine({ isolation: "in-process" }); console.log("created") }',
         'catch (error) { console.log(JSON.stringify({ name: error.name, code: error.code, message: error.message })) }',
       ].join('\n')
       const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
