@@ -19,6 +19,9 @@ import type { Agent } from '../src/context.ts'
 import type { ToolDefinition } from '../src/tool.ts'
 import { createIsolatedVmEngine, createQuickJSEngine, createRunCode, resolveLimits } from '../sandbox/index.ts'
 import type { SandboxEngine } from '../sandbox/index.ts'
+import { benchAdapters } from './adapters.ts'
+import { benchLoad } from './load.ts'
+import { benchMcp } from './mcp.ts'
 
 const SEQUENTIAL_CALLS = 1_000
 const PARALLEL_CALLS = 100
@@ -30,6 +33,7 @@ const PARALLEL_PAUSE_MS = 30
 const TARGETS = {
   quickjs: { warmReturnMs: 2, subCallUs: 50, parallelMs: 15 },
   'isolated-vm': { warmReturnMs: Number.POSITIVE_INFINITY, subCallUs: 100, parallelMs: 15 },
+  'isolated-vm in-process': { warmReturnMs: Number.POSITIVE_INFINITY, subCallUs: 100, parallelMs: 15 },
 } as const
 
 function tool(name: string, execute: ToolDefinition['execute'], concurrent = false): ToolDefinition {
@@ -254,11 +258,24 @@ async function main(): Promise<void> {
   } catch (error) {
     ivmMissing = error instanceof Error ? error.message : String(error)
   }
-  if (ivmMissing === undefined) await benchEngine('isolated-vm', () => createIsolatedVmEngine())
-  else console.log(`\n== isolated-vm == not available here: ${ivmMissing}`)
+  if (ivmMissing === undefined) {
+    // The default runs isolates in child processes; in-process beside it shows what the boundary costs.
+    await benchEngine('isolated-vm', () => createIsolatedVmEngine())
+    await benchEngine('isolated-vm in-process', () => createIsolatedVmEngine({ isolation: 'in-process' }))
+  } else {
+    console.log(`\n== isolated-vm == not available here: ${ivmMissing}`)
+  }
   console.log('\n== waiting is not holding ==')
   await benchBystander('quickjs', async () => createQuickJSEngine())
   if (ivmMissing === undefined) await benchBystander('isolated-vm', () => createIsolatedVmEngine())
+  for (const [title, section] of [
+    ['cold start (fresh processes, built dist/)', benchLoad],
+    ['MCP', benchMcp],
+    ['provider adapters', benchAdapters],
+  ] as const) {
+    console.log(`\n== ${title} ==`)
+    for (const line of await section()) console.log(line)
+  }
 }
 
 await main()

@@ -178,6 +178,10 @@ class QuickJSEngine implements SandboxEngine {
     if (worker === undefined) {
       const queued = performance.now()
       worker = await this.#acquireWithin(request.signal, tenant, limits.wallTimeMs)
+      if (this.#disposed) {
+        if (worker !== undefined) this.#pool.giveBack(worker)
+        return failure({ kind: 'aborted', message: 'the engine was disposed during the run' })
+      }
       if (worker === undefined) return request.signal.aborted ? abortedResult() : limitResult('wallTimeMs', limits)
       queuedMs = performance.now() - queued
     }
@@ -197,6 +201,10 @@ class QuickJSEngine implements SandboxEngine {
     signal.addEventListener('abort', giveUp, { once: true })
     try {
       return await this.#pool.acquire(gaveUp.signal, tenant)
+    } catch (error) {
+      // Disposed while the run waited: it ends as aborted, like the runs under way.
+      if (error instanceof DisposedError) return undefined
+      throw error
     } finally {
       clearTimeout(timer)
       signal.removeEventListener('abort', giveUp)

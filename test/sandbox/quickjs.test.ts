@@ -3,6 +3,7 @@ import type { EngineRunResult, GuestHost, HostCallOutcome, SandboxEngine } from 
 import { resolveLimits } from '../../sandbox/limits.ts'
 import { createQuickJSEngine } from '../../sandbox/quickjs/quickjs-engine.ts'
 import { WorkerPool } from '../../sandbox/quickjs/worker-pool.ts'
+import { expectCleanExit } from './clean-exit.ts'
 import { CONTRACT_LIMITS, CONTRACT_TOOLS, engineContract, fakeHost } from './contract.ts'
 
 engineContract('quickjs', () => createQuickJSEngine({ workers: 2, limits: { memoryLimitBytes: CONTRACT_LIMITS.memoryLimitBytes } }))
@@ -288,14 +289,15 @@ return [
     expect(() => createQuickJSEngine({ workers: 3, maxWorkers: 2 })).toThrow(/maxWorkers must be an integer no smaller than workers/)
   })
 
-  it('rejects queued runs with DisposedError when the engine is disposed', async () => {
-    const engine = createQuickJSEngine({ workers: 1 })
-    const first = runOn(engine, 'await tools.never({})').catch((e: unknown) => e)
-    const queued = runOn(engine, 'return 1').catch((e: unknown) => e)
+  it('ends queued runs as aborted when the engine is disposed, like the runs under way (issue 23)', async () => {
+    const engine = createQuickJSEngine({ workers: 1, maxWorkers: 1 })
+    const first = runOn(engine, 'await tools.never({})')
+    const queued = runOn(engine, 'return 1')
     await new Promise((resolve) => setTimeout(resolve, 20))
     await engine.dispose()
-    expect((await queued as Error).name).toBe('DisposedError')
-    expect(await first).toBeDefined()
+    expect(await queued).toEqual({ ok: false, error: { kind: 'aborted', message: 'the engine was disposed during the run' } })
+    expect(await first).toEqual({ ok: false, error: { kind: 'aborted', message: 'the engine was disposed during the run' } })
+    await expect(runOn(engine, 'return 1')).rejects.toMatchObject({ name: 'DisposedError' })
   })
 
   it('applies engine ceilings over larger run limits', async () => {
@@ -681,4 +683,17 @@ describe('quickjs engine: waiting is not holding', () => {
     expect(order).toEqual(['bob', 'alice'])
     await Promise.all(held)
   })
+})
+
+describe('quickjs engine: shutdown', () => {
+  it.each([
+    ['spinning', 'exit'],
+    ['flood', 'exit'],
+    ['after-cpu-limit', 'exit'],
+    ['awaiting', 'exit'],
+    ['spinning', 'dispose'],
+    ['flood', 'dispose'],
+  ])('lets the process exit cleanly at once, %s, by %s', async (moment, how) => {
+    await expectCleanExit('quickjs', moment, how)
+  }, 60_000)
 })
