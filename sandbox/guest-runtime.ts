@@ -130,15 +130,19 @@ const ENVELOPE_CHARS = successEnvelope('').length
  * refused before it is copied anywhere: the host never holds more for a program than it can take.
  */
 export function answerEnvelope(name: string, valueJson: string, memoryLimitBytes: number, waiting = 0): string {
+  const refusal = answerRefusal(name, valueJson.length, memoryLimitBytes, waiting)
+  return refusal === undefined ? successEnvelope(valueJson) : failureEnvelope(refusal, ANSWER_TOO_LARGE)
+}
+
+/** Why a result of `chars` code units of JSON has no room in the guest ({@link answerEnvelope}), or undefined. */
+export function answerRefusal(name: string, chars: number, memoryLimitBytes: number, waiting = 0): string | undefined {
   const room = Math.min(Math.floor(memoryLimitBytes / 2), MAX_ANSWER_CHARS) - waiting
-  if (valueJson.length + ENVELOPE_CHARS <= room) return successEnvelope(valueJson)
-  const result = `the result of ${name} (${valueJson.length} characters of JSON)`
+  if (chars + ENVELOPE_CHARS <= room) return undefined
+  const result = `the result of ${name} (${chars} characters of JSON)`
   const limit = `the program's memory limit of ${memoryLimitBytes} bytes (memoryLimitBytes)`
-  const message =
-    waiting > 0
-      ? `${result} does not fit in ${limit} beside ${waiting} characters of earlier results still on their way to the program`
-      : `${result} is too large for ${limit}: a result may take half of it, for its text and its value`
-  return failureEnvelope(message, ANSWER_TOO_LARGE)
+  return waiting > 0
+    ? `${result} does not fit in ${limit} beside ${waiting} characters of earlier results still on their way to the program`
+    : `${result} is too large for ${limit}: a result may take half of it, for its text and its value`
 }
 
 /** Envelope text for a failed sub-call; the guest throws an `Error` with this message and `.code`. */

@@ -100,12 +100,19 @@ export interface IsolatedVmEngineOptions {
   readonly processes?: number
   /**
    * Most child processes at once with `isolation: 'process'` (default 16): each serves one run at a
-   * time, so this many runs go at once and the rest wait (their wait counts in their wall time).
-   * About 40 MB each.
+   * time, waiting on its tools included, so this many runs go at once and the rest wait (their wait
+   * counts in their wall time). About 40 MB each, plus the heap its program grows.
    */
   readonly maxProcesses?: number
   /** Runs allowed to wait for a child process before `run()` throws (default 1000). */
   readonly maxQueuedRuns?: number
+  /**
+   * Child processes one agent (a run's `tenant`) may hold at once with `isolation: 'process'`
+   * (default a quarter of `maxProcesses`, at least 1): its further runs wait, so one agent's
+   * programs that only await cannot hold every process. Waiting runs are served by the agent
+   * holding the fewest processes first. Runs with no tenant are not counted.
+   */
+  readonly maxProcessesPerAgent?: number
 }
 
 /** See {@link IsolatedVmEngineOptions.maxProcesses}. */
@@ -932,6 +939,7 @@ export async function createIsolatedVmEngine(options: IsolatedVmEngineOptions = 
       processes,
       maxProcesses,
       maxQueuedRuns: positiveCount('maxQueuedRuns', options.maxQueuedRuns, 1000),
+      maxProcessesPerAgent: positiveCount('maxProcessesPerAgent', options.maxProcessesPerAgent, Math.max(1, Math.floor(maxProcesses / 4))),
     })
   }
   // Options are checked before the native addon is loaded: a typo should not cost a load.

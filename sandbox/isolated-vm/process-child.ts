@@ -11,7 +11,8 @@
  * Protocol (`serialization: 'advanced'`):
  *   parent → child  { t: 'init', options }                     once, first
  *                   { t: 'run', run, code, tools, limits, tenant }
- *                   { t: 'answer', run, call, outcome }        a sub-call's HostCallOutcome
+ *                   { t: 'answer', run, call, outcome, ack }   a sub-call's HostCallOutcome; with
+ *                                                              ack, answered by 'took'
  *                   { t: 'abort', run }
  *   child → parent  { t: 'ready' } | { t: 'fatal', message }   after init
  *                   { t: 'call', run, call, name, argsJson }
@@ -19,6 +20,7 @@
  *                   { t: 'done', run, result, leaking }         result: EngineRunResult
  *                   { t: 'failed', run, message }              the engine threw (a host fault)
  *                   { t: 'leaking' }                           found between runs: replace me
+ *                   { t: 'took', run, chars }                  a large result arrived
  */
 import type { EngineRunResult, GuestHost, HostCallOutcome, SandboxEngine, SandboxLimits, ToolBinding } from '../engine.ts'
 import { createIsolatedVmEngine, type IsolatedVmEngineOptions } from './isolated-vm-engine.ts'
@@ -33,7 +35,7 @@ type ParentMessage =
       readonly limits: SandboxLimits
       readonly tenant: number
     }
-  | { readonly t: 'answer'; readonly run: number; readonly call: number; readonly outcome: HostCallOutcome }
+  | { readonly t: 'answer'; readonly run: number; readonly call: number; readonly outcome: HostCallOutcome; readonly ack: boolean }
   | { readonly t: 'abort'; readonly run: number }
 
 interface ChildRun {
@@ -92,6 +94,8 @@ process.on('message', (raw) => {
       void run(message)
       return
     case 'answer':
+      // A large result is acknowledged as it arrives: the parent bounds what is still on its way.
+      if (message.ack && message.outcome.ok) send({ t: 'took', run: message.run, chars: message.outcome.valueJson.length })
       runs.get(message.run)?.calls.get(message.call)?.(message.outcome)
       runs.get(message.run)?.calls.delete(message.call)
       return

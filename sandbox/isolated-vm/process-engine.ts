@@ -19,6 +19,7 @@ import type { EngineFailure, EngineRunRequest, EngineRunResult, HostCallOutcome,
 import { describeLimit, withCeilings } from '../limits.ts'
 import { packageFile } from '../package-files.ts'
 import { TenantNumbers } from '../tenants.ts'
+import { ANSWER_TOO_LARGE, answerRefusal } from '../guest-runtime.ts'
 import { IsolatedVmUnavailableError } from './load-isolated-vm.ts'
 
 /** What {@link createProcessEngine} is given by `createIsolatedVmEngine`, options checked. */
@@ -32,6 +33,8 @@ export interface ProcessEngineSettings {
   readonly maxProcesses: number
   /** Runs allowed to wait for a child before `run()` throws. */
   readonly maxQueuedRuns: number
+  /** Children one agent (a run's `tenant`) may hold at once; its further runs wait. */
+  readonly maxProcessesPerAgent: number
 }
 
 /** After an abort, how long a child gets to end the run itself before it is killed. */
@@ -44,6 +47,10 @@ const RETIRE_AFTER_MS = 10_000
 const START_TIMEOUT_MS = 30_000
 /** Children in a row that die before they are ready before waiting runs are failed. */
 const MAX_START_FAILURES = 3
+/** After that, how long no child is started (runs fail at once with the reason). */
+const START_BACKOFF_MS = 5_000
+/** A tool result at least this long is acknowledged by the child when it arrives (see #sendAnswer). */
+const ACKED_ANSWER_CHARS = 64 * 1024
 
 const LOG_LEVELS: ReadonlySet<string> = new Set<LogLevel>(['log', 'info', 'warn', 'error'])
 
@@ -55,6 +62,7 @@ type ChildMessage =
   | { readonly t: 'done'; readonly run: number; readonly result: EngineRunResult; readonly leaking: boolean }
   | { readonly t: 'failed'; readonly run: number; readonly message: string }
   | { readonly t: 'leaking' }
+  | { readonly t: 'took'; readonly run: number; readonly chars: number }
 
 /** One run a child is serving, as this side tracks it. */
 interface ChildRun {
@@ -64,10 +72,18 @@ interface ChildRun {
   readonly limits: SandboxLimits
   /** Ends the run with `result` unless it ended already; true if this call ended it. */
   finish(result: EngineRunResult): boolean
+  /** Code units of large tool results sent to the child and not yet acknowledged. */
+  answersInTransit: number
+  /** The child's result, delivered a turn later (see 'done'); an exit meanwhile delivers it. */
+  done?: EngineRunResult
 }
 
 class Child {
   state: 'starting' | 'idle' | 'busy' | 'dead' = 'starting'
+  /** Whether it ever said it was ready (one that dies before is a failed start). */
+  everReady = false
+  /** Whose run it serves (agent number), for the per-agent cap; undefined when idle or anonymous. */
+  owner: number | undefined
   /** The tenant whose run this child last served (its isolate may be kept for it). */
   tenant: number | undefined
   run: ChildRun | undefined
@@ -80,11 +96,14 @@ class Child {
     this.exited = new Promise((resolve) => process.once('exit', () => resolve()))
   }
 
-  send(message: unknown): void {
+  /** Send `message`; false if it could not be sent (the child is going, or the message cannot be copied). */
+  send(message: unknown): boolean {
     try {
-      if (this.process.connected) this.process.send(message as object)
+      if (!this.process.connected) return false
+      this.process.send(message as object)
+      return true
     } catch {
-      // The child is going; its exit handler ends its run.
+      return false
     }
   }
 
@@ -109,6 +128,8 @@ class Child {
 
 interface Waiter {
   readonly tenant: number
+  /** The agent whose run it is, for fairness and the per-agent cap (undefined: anonymous, uncapped). */
+  readonly owner: number | undefined
   readonly resolve: (child: Child | undefined) => void
   readonly reject: (error: unknown) => void
 }
@@ -116,7 +137,12 @@ interface Waiter {
 /** Create the engine; resolves once the first child is ready (a broken install throws here). */
 export async function createProcessEngine(settings: ProcessEngineSettings): Promise<SandboxEngine> {
   const engine = new ProcessEngine(settings)
-  await engine.started
+  try {
+    await engine.started
+  } catch (error) {
+    await engine.dispose()
+    throw error
+  }
   return engine
 }
 
@@ -133,6 +159,8 @@ class ProcessEngine implements SandboxEngine {
   #startFailure: Error | undefined
   /** Children in a row that died before they were ready. */
   #startFailures = 0
+  /** No child is started before this time (`performance.now()`), after MAX_START_FAILURES. */
+  #startAgainAt = 0
 
   constructor(settings: ProcessEngineSettings) {
     this.#settings = settings
@@ -163,10 +191,20 @@ class ProcessEngine implements SandboxEngine {
     if (Buffer.byteLength(request.code, 'utf8') > limits.maxSourceBytes) return limitResult('maxSourceBytes', limits)
     if (request.signal.aborted) return abortedResult()
     const tenant = this.#tenants.of(request.tenant)
+    const owner = request.tenant === undefined ? undefined : tenant
+    if (performance.now() < this.#startAgainAt && this.#startFailure !== undefined && this.#idleFor(tenant, owner, false) === undefined) {
+      throw this.#startFailure
+    }
     const queued = performance.now()
-    const child = this.#idleFor(tenant) ?? (await this.#wait(tenant, request.signal, limits.wallTimeMs))
+    const child = this.#idleFor(tenant, owner) ?? (await this.#wait(tenant, owner, request.signal, limits.wallTimeMs))
     if (this.#disposed) return disposedResult()
-    if (child === undefined) return request.signal.aborted ? abortedResult() : limitResult('wallTimeMs', limits)
+    if (child === undefined) return request.signal.aborted ? abortedResult() : queuedTooLong(limits)
+    // An abort between the hand-over and the run's own listener would go unheard.
+    if (request.signal.aborted) {
+      this.#release(child)
+      return abortedResult()
+    }
+    child.owner = owner
     return this.#runOn(child, request, limits, tenant, performance.now() - queued)
   }
 
@@ -209,7 +247,8 @@ class ProcessEngine implements SandboxEngine {
       }
       // The process is the guarantee: a child that does not end the run in time is killed.
       const killFor = (result: EngineRunResult): void => {
-        if (finish(result)) this.#discard(child)
+        // A result the child already sent wins over the timer that fired in the meantime.
+        if (finish(child.run?.done ?? result)) this.#discard(child)
       }
       const remaining = Math.max(1, Math.floor(limits.wallTimeMs - queuedMs))
       const wallTimer = setTimeout(() => killFor(limitResult('wallTimeMs', limits)), remaining + WALL_GRACE_MS)
@@ -218,7 +257,7 @@ class ProcessEngine implements SandboxEngine {
         abortTimer = setTimeout(() => killFor(abortedResult()), ABORT_GRACE_MS)
       }
       signal.addEventListener('abort', onAbort, { once: true })
-      child.run = { id, request, limits, finish }
+      child.run = { id, request, limits, finish, answersInTransit: 0 }
       child.tenant = tenant
       child.send({ t: 'run', run: id, code: request.code, tools: request.tools, limits: { ...limits, wallTimeMs: remaining }, tenant })
     })
@@ -229,6 +268,7 @@ class ProcessEngine implements SandboxEngine {
     switch (message.t) {
       case 'ready':
         this.#startFailures = 0
+        child.everReady = true
         if (child.state === 'starting') this.#release(child)
         return
       case 'fatal':
@@ -244,6 +284,9 @@ class ProcessEngine implements SandboxEngine {
         answer(child, run, message.call, message.name, message.argsJson)
         return
       }
+      case 'took':
+        if (run !== undefined && run.id === message.run) run.answersInTransit -= message.chars
+        return
       case 'log':
         if (run === undefined || run.id !== message.run) return
         try {
@@ -255,11 +298,12 @@ class ProcessEngine implements SandboxEngine {
       case 'done': {
         if (run === undefined || run.id !== message.run) return
         child.leaking ||= message.leaking
+        run.done = relimit(message.result, run.limits)
         // A turn of its own, as if it came alone: sub-calls the same read delivered just before it
         // get under way (and so get their abort) before the run ends.
         setImmediate(() => {
           if (child.run !== run) return
-          run.finish(relimit(message.result, run.limits))
+          run.finish(run.done as EngineRunResult)
           if (child.leaking) this.#discard(child)
           else this.#release(child)
         })
@@ -304,18 +348,19 @@ class ProcessEngine implements SandboxEngine {
   }
 
   #onExit(child: Child): void {
-    const diedStarting = child.state === 'starting'
     child.state = 'dead'
     clearTimeout(child.retire)
     this.#children.delete(child)
-    child.run?.finish({ ok: false, error: { kind: 'guest', name: 'InternalError', message: 'the sandbox process stopped unexpectedly' } })
+    // A result the child sent just before it went is still its run's result.
+    child.run?.finish(child.run.done ?? { ok: false, error: { kind: 'guest', name: 'InternalError', message: 'the sandbox process stopped unexpectedly' } })
     if (this.#disposed) return
-    this.#startFailures = diedStarting ? this.#startFailures + 1 : 0
+    this.#startFailures = child.everReady ? 0 : this.#startFailures + 1
     if (this.#startFailures >= MAX_START_FAILURES) {
-      // It cannot start at all: say so to every waiting run rather than starting more in vain.
+      // It cannot start at all: say so to every waiting run, and start no child for a while.
       this.#startFailures = 0
-      const error = this.#startFailure ?? new IsolatedVmUnavailableError('The isolated-vm engine could not start its child process.')
-      for (const waiter of this.#waiters.splice(0)) waiter.reject(error)
+      this.#startFailure ??= new IsolatedVmUnavailableError('The isolated-vm engine could not start its child process.')
+      this.#startAgainAt = performance.now() + START_BACKOFF_MS
+      for (const waiter of this.#waiters.splice(0)) waiter.reject(this.#startFailure)
       return
     }
     this.#fill()
@@ -326,10 +371,12 @@ class ProcessEngine implements SandboxEngine {
     if (child.state === 'dead') return
     child.state = 'idle'
     child.run = undefined
-    const index = this.#waiters.findIndex((w) => w.tenant === child.tenant)
-    const waiter = this.#waiters.splice(index >= 0 ? index : 0, 1)[0]
+    child.owner = undefined
+    const index = this.#nextWaiter()
+    const waiter = index === undefined ? undefined : this.#waiters.splice(index, 1)[0]
     if (waiter !== undefined) {
       child.state = 'busy'
+      child.owner = waiter.owner
       child.ref(true)
       waiter.resolve(child)
       return
@@ -351,9 +398,36 @@ class ProcessEngine implements SandboxEngine {
     this.#fill()
   }
 
+  /**
+   * Which waiting run a free child serves: among the runs whose agent is under its cap, the oldest
+   * of the agent holding the fewest children, so one agent's many runs cannot keep another's
+   * waiting. (The child's kept isolate is no reason to serve its last tenant out of turn.)
+   */
+  #nextWaiter(): number | undefined {
+    const held = this.#held()
+    let best: number | undefined
+    let bestHeld = Number.POSITIVE_INFINITY
+    for (const [index, waiter] of this.#waiters.entries()) {
+      const count = waiter.owner === undefined ? 0 : (held.get(waiter.owner) ?? 0)
+      if (waiter.owner !== undefined && count >= this.#settings.maxProcessesPerAgent) continue
+      if (count < bestHeld) {
+        best = index
+        bestHeld = count
+      }
+    }
+    return best
+  }
+
+  /** Children held now, by agent. */
+  #held(): Map<number, number> {
+    const held = new Map<number, number>()
+    for (const child of this.#children) if (child.state === 'busy' && child.owner !== undefined) held.set(child.owner, (held.get(child.owner) ?? 0) + 1)
+    return held
+  }
+
   /** Keep the warm number of children, and one starting for each waiting run, up to the ceiling. */
   #fill(): void {
-    if (this.#disposed) return
+    if (this.#disposed || performance.now() < this.#startAgainAt) return
     let starting = 0
     for (const child of this.#children) if (child.state === 'starting') starting += 1
     while (this.#children.size < this.#settings.processes) {
@@ -366,9 +440,13 @@ class ProcessEngine implements SandboxEngine {
     }
   }
 
-  /** An idle child now, one that last ran for `tenant` if there is one. */
-  #idleFor(tenant: number): Child | undefined {
+  /**
+   * An idle child now (taken unless `take` is false), one that last ran for `tenant` if there is
+   * one; none while runs wait or while `owner` holds its cap.
+   */
+  #idleFor(tenant: number, owner: number | undefined, take = true): Child | undefined {
     if (this.#waiters.length > 0) return undefined
+    if (owner !== undefined && (this.#held().get(owner) ?? 0) >= this.#settings.maxProcessesPerAgent) return undefined
     let chosen: Child | undefined
     for (const child of this.#children) {
       if (child.state !== 'idle') continue
@@ -378,7 +456,7 @@ class ProcessEngine implements SandboxEngine {
       }
       chosen ??= child
     }
-    if (chosen === undefined) return undefined
+    if (chosen === undefined || !take) return chosen
     clearTimeout(chosen.retire)
     chosen.state = 'busy'
     chosen.ref(true)
@@ -386,7 +464,7 @@ class ProcessEngine implements SandboxEngine {
   }
 
   /** Wait for a child; undefined once `signal` aborts or the run's wall time passed waiting. */
-  #wait(tenant: number, signal: AbortSignal, wallTimeMs: number): Promise<Child | undefined> {
+  #wait(tenant: number, owner: number | undefined, signal: AbortSignal, wallTimeMs: number): Promise<Child | undefined> {
     if (this.#waiters.length >= this.#settings.maxQueuedRuns) {
       return Promise.reject(
         new ToolError(ToolErrorCode.CODE_RUN_FAILED, `isolated-vm engine: more than ${this.#settings.maxQueuedRuns} runs are waiting for a process`),
@@ -406,6 +484,7 @@ class ProcessEngine implements SandboxEngine {
       }
       const waiter: Waiter = {
         tenant,
+        owner,
         resolve: settle,
         reject: (error) => {
           clearTimeout(timer)
@@ -416,21 +495,60 @@ class ProcessEngine implements SandboxEngine {
       signal.addEventListener('abort', giveUp, { once: true })
       this.#waiters.push(waiter)
       this.#fill()
+      // A child may be idle while the runs before this one wait on their agents' caps.
+      for (const child of this.#children) if (child.state === 'idle' && this.#waiters.length > 0) this.#release(child)
     })
   }
 }
 
-/** One sub-call through the host; its outcome goes back to the child, whatever the host does. */
+/**
+ * One sub-call through the host; its outcome goes back to the child, whatever the host does. Only
+ * strings cross (a fresh outcome object, so nothing else the host put in it is copied). A result the
+ * guest could not hold beside the large ones still on their way to it is refused here, before it is
+ * copied into a message (answerEnvelope's rule: half the memory limit); the child acknowledges
+ * large results as they arrive.
+ */
 function answer(child: Child, run: ChildRun, call: number, name: string, argsJson: string): void {
-  const reply = (outcome: HostCallOutcome): void => child.send({ t: 'answer', run: run.id, call, outcome })
-  const failed = (): void => reply({ ok: false, message: `the tool "${name}" failed inside the host`, code: 'TOOL_FAILED' })
+  const failure = (message: string, code: string): HostCallOutcome => ({ ok: false, message: String(message), code: String(code) })
+  const failed = (): void => reply(failure(`the tool "${name}" failed inside the host`, 'TOOL_FAILED'))
+  const reply = (outcome: HostCallOutcome): void => {
+    if (child.run !== run) return
+    let fresh: HostCallOutcome = outcome.ok ? { ok: true, valueJson: String(outcome.valueJson) } : failure(outcome.message, outcome.code)
+    let chars = 0
+    if (fresh.ok) {
+      const refused = refuseLarge(name, fresh.valueJson, run)
+      if (refused !== undefined) fresh = refused
+      else if (fresh.valueJson.length >= ACKED_ANSWER_CHARS) chars = fresh.valueJson.length
+    }
+    run.answersInTransit += chars
+    if (!child.send({ t: 'answer', run: run.id, call, outcome: fresh, ack: chars > 0 })) {
+      // Not sent while the child lives: the program still gets an answer, never a silent wait.
+      run.answersInTransit -= chars
+      child.send({ t: 'answer', run: run.id, call, outcome: failure(`the result of "${name}" could not be sent to the program`, 'TOOL_FAILED') })
+    }
+  }
   let pending: Promise<HostCallOutcome>
   try {
     pending = run.request.host.call(name, argsJson)
   } catch {
     return failed()
   }
-  void Promise.resolve(pending).then(reply, failed)
+  void Promise.resolve(pending).then(reply, failed).catch(() => {})
+}
+
+/** The failure for a result the guest has no room for, or undefined when it fits (see answerEnvelope). */
+function refuseLarge(name: string, valueJson: string, run: ChildRun): HostCallOutcome | undefined {
+  const refusal = answerRefusal(name, valueJson.length, run.limits.memoryLimitBytes, run.answersInTransit)
+  return refusal === undefined ? undefined : { ok: false, message: refusal, code: ANSWER_TOO_LARGE }
+}
+
+/** A run that waited its whole wall time for a process and never started. */
+function queuedTooLong(limits: SandboxLimits): EngineRunResult {
+  return failure({
+    kind: 'limit',
+    limit: 'wallTimeMs',
+    message: `the program never started: it waited its whole wall-time limit of ${limits.wallTimeMs} ms for a free sandbox process`,
+  })
 }
 
 /** A limit failure described with the limits the run asked for (the child saw its wall time less the queue). */

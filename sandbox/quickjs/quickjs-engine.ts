@@ -44,12 +44,19 @@ export interface QuickJSEngineOptions {
    * holds its worker without using a core, and other agents' runs must not wait behind it: while
    * any busy worker waits, the pool keeps one more warm and idle, up to this ceiling. Runs behind
    * workers that compute make it grow only after waiting 50 ms. Extra workers are retired after
-   * 10 s idle. Each thread costs memory (about 10 MB, plus the guest heap a program grows): lower
-   * it on a small host, raise it for many agents that await at once. At the ceiling, a waiting run
+   * 10 s idle. Each thread costs memory (about 10 MB, plus the guest heap its program grows, up to
+   * `memoryLimitBytes`): at most `maxWorkers` × (10 MB + `memoryLimitBytes`) in all; lower it on a
+   * small host, raise it for many agents that await at once. At the ceiling, a waiting run
    * of the agent holding the fewest workers is served first; the time a run waits counts in its
    * `wallTimeMs`.
    */
   readonly maxWorkers?: number
+  /**
+   * Workers one agent (a run's `tenant`) may hold at once (default a quarter of `maxWorkers`, at
+   * least 1): its further runs wait, so one agent's programs that only await cannot hold every
+   * worker, nor the memory of every heap. Runs with no tenant are not counted.
+   */
+  readonly maxWorkersPerAgent?: number
   /**
    * Ceilings for every run: a run gets the lower of its own limit and the figure given here.
    * `memoryLimitBytes` also sizes the warm workers' WASM memory (runs with another size rebuild it).
@@ -144,9 +151,12 @@ class QuickJSEngine implements SandboxEngine {
     this.#isolateTenants = options.isolateTenants ?? true
     const spinMicros = spinMicrosOption(options.spinMicros)
     this.#keepAwake = new KeepAwake(spinMicros)
+    const maxPerAgent = options.maxWorkersPerAgent ?? Math.max(1, Math.floor(maxWorkers / 4))
+    if (!Number.isSafeInteger(maxPerAgent) || maxPerAgent < 1) throw new RangeError('maxWorkersPerAgent must be a positive integer')
     this.#pool = new WorkerPool({
       size: workers,
       maxSize: maxWorkers,
+      maxPerAgent,
       keepAwake: this.#keepAwake,
       maxQueued: options.maxQueuedRuns ?? 1000,
       ...(options.workerUrl === undefined ? {} : { workerUrl: options.workerUrl }),
@@ -172,17 +182,19 @@ class QuickJSEngine implements SandboxEngine {
     if (Buffer.byteLength(request.code, 'utf8') > limits.maxSourceBytes) return limitResult('maxSourceBytes', limits)
     if (request.signal.aborted) return abortedResult()
     const tenant = this.#tenantOf(request.tenant)
-    let worker = this.#pool.tryAcquire(tenant)
+    // Fairness and the per-agent cap count agents whatever isolateTenants says; anonymous runs are not counted.
+    const owner = request.tenant === undefined ? undefined : this.#tenants.of(request.tenant)
+    let worker = this.#pool.tryAcquire(tenant, owner)
     // Time spent waiting for a worker is the run's wall time too.
     let queuedMs = 0
     if (worker === undefined) {
       const queued = performance.now()
-      worker = await this.#acquireWithin(request.signal, tenant, limits.wallTimeMs)
+      worker = await this.#acquireWithin(request.signal, tenant, owner, limits.wallTimeMs)
       if (this.#disposed) {
         if (worker !== undefined) this.#pool.giveBack(worker)
         return failure({ kind: 'aborted', message: 'the engine was disposed during the run' })
       }
-      if (worker === undefined) return request.signal.aborted ? abortedResult() : limitResult('wallTimeMs', limits)
+      if (worker === undefined) return request.signal.aborted ? abortedResult() : queuedTooLong(limits)
       queuedMs = performance.now() - queued
     }
     // An abort between the lease and the run's own listener (the await above) would go unheard.
@@ -194,13 +206,13 @@ class QuickJSEngine implements SandboxEngine {
   }
 
   /** A worker, or undefined once `signal` aborts or the run's whole wall time passed in the queue. */
-  async #acquireWithin(signal: AbortSignal, tenant: number, wallTimeMs: number): Promise<LeasedWorker | undefined> {
+  async #acquireWithin(signal: AbortSignal, tenant: number, owner: number | undefined, wallTimeMs: number): Promise<LeasedWorker | undefined> {
     const gaveUp = new AbortController()
     const giveUp = (): void => gaveUp.abort()
     const timer = setTimeout(giveUp, wallTimeMs)
     signal.addEventListener('abort', giveUp, { once: true })
     try {
-      return await this.#pool.acquire(gaveUp.signal, tenant)
+      return await this.#pool.acquire(gaveUp.signal, tenant, owner)
     } catch (error) {
       // Disposed while the run waited: it ends as aborted, like the runs under way.
       if (error instanceof DisposedError) return undefined
@@ -432,6 +444,15 @@ function limitResult(limit: SandboxLimitName, limits: SandboxLimits): EngineRunR
 /** A host-side fault while handling the run (never the program's doing alone): the worker goes. */
 function faultResult(_error: unknown): EngineRunResult {
   return failure({ kind: 'guest', name: 'InternalError', message: 'the sandbox failed while running the program' })
+}
+
+/** A run that waited its whole wall time for a worker and never started. */
+function queuedTooLong(limits: SandboxLimits): EngineRunResult {
+  return failure({
+    kind: 'limit',
+    limit: 'wallTimeMs',
+    message: `the program never started: it waited its whole wall-time limit of ${limits.wallTimeMs} ms for a free sandbox worker`,
+  })
 }
 
 function abortedResult(): EngineRunResult {

@@ -102,6 +102,8 @@ class Slot implements LeasedWorker, AwakePoller {
   unpoll: (() => void) | undefined
   /** The tenant of the last run given this worker: its module's heap holds what that run left. */
   tenant: number | undefined
+  /** The agent whose run holds it now (for the per-agent cap); undefined when idle or anonymous. */
+  owner: number | undefined
   /** Retires this worker when it stays idle while the pool has more than its warm size. */
   retire: NodeJS.Timeout | undefined
   /** Messages read from the ring, not yet handled. */
@@ -248,6 +250,8 @@ interface Waiter {
   signal: AbortSignal
   /** Whose run it is: a worker whose module last ran for the same tenant is preferred. */
   tenant: number | undefined
+  /** The agent whose run it is, for fairness and the per-agent cap (undefined: anonymous, uncapped). */
+  owner: number | undefined
   onAbort: () => void
   /** When it started waiting (`performance.now()`). */
   since: number
@@ -269,6 +273,7 @@ const RETIRE_AFTER_MS = 10_000
 export class WorkerPool {
   readonly #size: number
   readonly #maxSize: number
+  readonly #maxPerAgent: number
   #growTimer: NodeJS.Timeout | undefined
   readonly #boot: WorkerBootData
   readonly #maxQueued: number
@@ -284,7 +289,17 @@ export class WorkerPool {
    * @param options.keepAwake Polls busy workers' rings while the main thread stays awake after an
    *   answer (the engine tells it when it answers).
    */
-  constructor(options: { size: number; maxSize: number; boot: WorkerBootData; maxQueued: number; keepAwake: KeepAwake; workerUrl?: URL }) {
+  constructor(options: {
+    size: number
+    maxSize: number
+    /** Workers one agent may hold at once. */
+    maxPerAgent: number
+    boot: WorkerBootData
+    maxQueued: number
+    keepAwake: KeepAwake
+    workerUrl?: URL
+  }) {
+    this.#maxPerAgent = options.maxPerAgent
     this.#workerUrl = options.workerUrl ?? packageFile(new URL('./worker.js', import.meta.url), 'QuickJS worker (dist/sandbox/quickjs/worker.js)')
     this.#keepAwake = options.keepAwake
     this.#size = options.size
@@ -304,16 +319,16 @@ export class WorkerPool {
    * waiting; otherwise undefined (then `acquire`). The usual case, kept free of a promise and of
    * abort listeners, which cost tens of microseconds on a cold core.
    */
-  tryAcquire(tenant?: number): LeasedWorker | undefined {
-    if (this.#disposed || this.#waiters.length > 0) return undefined
+  tryAcquire(tenant?: number, owner?: number): LeasedWorker | undefined {
+    if (this.#disposed || this.#waiters.length > 0 || this.#atCap(owner)) return undefined
     const chosen = this.#idleFor(tenant)
     if (chosen === undefined) return undefined
-    this.#lease(chosen, tenant)
+    this.#lease(chosen, tenant, owner)
     this.#updateRefs()
     return chosen
   }
 
-  acquire(signal: AbortSignal, tenant?: number): Promise<LeasedWorker | undefined> {
+  acquire(signal: AbortSignal, tenant?: number, owner?: number): Promise<LeasedWorker | undefined> {
     if (this.#disposed) return Promise.reject(new DisposedError('QuickJS engine'))
     if (this.#waiters.length >= this.#maxQueued) {
       return Promise.reject(
@@ -326,6 +341,7 @@ export class WorkerPool {
         reject,
         signal,
         tenant,
+        owner,
         since: performance.now(),
         onAbort: () => {
           const index = this.#waiters.indexOf(waiter)
@@ -346,6 +362,7 @@ export class WorkerPool {
   release(worker: LeasedWorker): void {
     const slot = worker as Slot
     slot.handler = undefined
+    slot.owner = undefined
     slot.stopPolling()
   }
 
@@ -466,7 +483,9 @@ export class WorkerPool {
     if (slot.state !== 'idle' || this.#slots.size <= this.#size) return
     clearTimeout(slot.retire)
     slot.retire = setTimeout(() => {
-      if (slot.state === 'idle' && this.#slots.size > this.#size) void this.#kill(slot)
+      // Not the spare a waiting worker keeps (see #keepSpare): it would only be started again.
+      if (slot.state === 'idle' && this.#slots.size > this.#size && !this.#someWorkerWaits()) void this.#kill(slot)
+      else if (slot.state === 'idle') this.#idle(slot)
     }, RETIRE_AFTER_MS)
     slot.retire.unref()
   }
@@ -489,12 +508,13 @@ export class WorkerPool {
     // one (a worker switching tenants builds a fresh module first: about 8 ms), else any idle one.
     while (this.#waiters.length > 0) {
       const index = this.#nextWaiter()
+      if (index === undefined) break
       const waiter = this.#waiters[index] as Waiter
       const chosen = this.#idleFor(waiter.tenant)
       if (chosen === undefined) break
       this.#waiters.splice(index, 1)
       waiter.signal.removeEventListener('abort', waiter.onAbort)
-      this.#lease(chosen, waiter.tenant)
+      this.#lease(chosen, waiter.tenant, waiter.owner)
       waiter.resolve(chosen)
     }
     if (this.#waiters.length > 0) this.#growSoon()
@@ -504,22 +524,42 @@ export class WorkerPool {
 
   /**
    * Which waiting run is served next: the oldest of the agent holding the fewest workers, so that
-   * one agent's many runs cannot keep another's from ever getting one.
+   * one agent's many runs cannot keep another's from ever getting one; none of an agent at its cap.
    */
-  #nextWaiter(): number {
-    if (this.#waiters.length === 1) return 0
-    const held = new Map<number | undefined, number>()
-    for (const slot of this.#slots) if (slot.state === 'busy') held.set(slot.tenant, (held.get(slot.tenant) ?? 0) + 1)
-    let best = 0
+  #nextWaiter(): number | undefined {
+    const held = this.#held()
+    let best: number | undefined
     let fewest = Number.POSITIVE_INFINITY
     for (const [index, waiter] of this.#waiters.entries()) {
-      const count = held.get(waiter.tenant) ?? 0
+      const count = waiter.owner === undefined ? 0 : (held.get(waiter.owner) ?? 0)
+      if (waiter.owner !== undefined && count >= this.#maxPerAgent) continue
       if (count < fewest) {
         fewest = count
         best = index
       }
     }
     return best
+  }
+
+  /** Workers held now, by agent. */
+  #held(): Map<number, number> {
+    const held = new Map<number, number>()
+    for (const slot of this.#slots) if (slot.state === 'busy' && slot.owner !== undefined) held.set(slot.owner, (held.get(slot.owner) ?? 0) + 1)
+    return held
+  }
+
+  /** Whether `owner` holds as many workers as one agent may. */
+  #atCap(owner: number | undefined): boolean {
+    if (owner === undefined) return false
+    let count = 0
+    for (const slot of this.#slots) if (slot.state === 'busy' && slot.owner === owner) count += 1
+    return count >= this.#maxPerAgent
+  }
+
+  /** Whether a busy worker waits (for sub-call answers, or on nothing). */
+  #someWorkerWaits(): boolean {
+    for (const slot of this.#slots) if (slot.state === 'busy' && !slot.working()) return true
+    return false
   }
 
   /** An idle worker, one whose module last ran for `tenant` if there is one; undefined if none is idle. */
@@ -533,10 +573,11 @@ export class WorkerPool {
     return chosen
   }
 
-  #lease(slot: Slot, tenant: number | undefined): void {
+  #lease(slot: Slot, tenant: number | undefined, owner: number | undefined): void {
     clearTimeout(slot.retire)
     slot.state = 'busy'
     slot.tenant = tenant
+    slot.owner = owner
     slot.unpoll = this.#keepAwake.register(slot)
     this.#keepSpare()
   }

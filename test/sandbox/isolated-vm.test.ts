@@ -983,6 +983,85 @@ return { values, seen }
       expect(JSON.parse(stdout.trim())).toEqual({ ok: true, resultJson: '42' })
     }, 60_000)
 
+    it("refuses to start with the child's own reason when isolated-vm cannot load there, and forks no more", async () => {
+      const script = [
+        "const { createIsolatedVmEngine } = await import('./sandbox/index.ts')",
+        'try { await createIsolatedVmEngine({ processes: 2 }); console.log("created") }',
+        'catch (error) { console.log(JSON.stringify({ name: error.name, message: error.message })) }',
+      ].join('\n')
+      const breaker = fileURLToPath(new URL('../fixtures/break-isolated-vm.mjs', import.meta.url))
+      // The process must end by itself once the engine refused: a child forked again and again kept it alive.
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: ROOT,
+        env: { ...process.env, NODE_OPTIONS: `--import ${breaker}` },
+        timeout: 30_000,
+      })
+      const error = JSON.parse(stdout.trim()) as { name: string; message: string }
+      expect(error.name).toBe('IsolatedVmUnavailableError')
+      expect(error.message).toContain('the native addon was built for another Node.js')
+    }, 60_000)
+
+    it("serves a waiting run of another agent before an agent's later runs", async () => {
+      const engine = await createIsolatedVmEngine({ processes: 1, maxProcesses: 1 })
+      const alice = {}
+      const bob = {}
+      const order: string[] = []
+      const spin = 'const end = Date.now() + 100; while (Date.now() < end) {} return "alice"'
+      const limits = { wallTimeMs: 30_000, cpuTimeMs: 10_000 }
+      try {
+        const first = runContract(engine, spin, { tenant: alice, limits }).then(() => order.push('alice'))
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        const queued = [runContract(engine, 'return "bob"', { tenant: bob, limits }).then(() => order.push('bob'))]
+        for (let i = 0; i < 3; i++) queued.push(runContract(engine, spin, { tenant: alice, limits }).then(() => order.push('alice')))
+        await Promise.all([first, ...queued])
+        expect(order).toEqual(['alice', 'bob', 'alice', 'alice', 'alice'])
+      } finally {
+        await engine.dispose()
+      }
+    }, 60_000)
+
+    it("keeps processes for other agents while one agent's programs only await", async () => {
+      const engine = await createIsolatedVmEngine({ processes: 1, maxProcesses: 4, maxProcessesPerAgent: 2 })
+      const hog = {}
+      const stop = new AbortController()
+      const host = fakeHost()
+      const held = Array.from({ length: 6 }, () => runContract(engine, 'await tools.never({})', { tenant: hog, host, signal: stop.signal, limits: { wallTimeMs: 600_000 } }))
+      try {
+        expect(valueOf(await runContract(engine, 'return 1', { tenant: {} }))).toBe(1)
+      } finally {
+        stop.abort()
+        await Promise.all(held)
+        await engine.dispose()
+      }
+    }, 60_000)
+
+    it('refuses a flood of tool results the guest cannot take in before they are copied to its process', async () => {
+      const engine = await createIsolatedVmEngine({ processes: 1 })
+      const big = JSON.stringify('y'.repeat(3e6))
+      const host = { ...fakeHost(), call: async () => ({ ok: true as const, valueJson: big }) }
+      try {
+        const result = await runContract(
+          engine,
+          'const rs = await Promise.allSettled(Array.from({ length: 60 }, () => tools.echo({})))\nreturn rs.filter((r) => r.status === "rejected").map((r) => r.reason.code)',
+          { host, limits: { memoryLimitBytes: 64 * 1024 * 1024, maxSubCallsInFlight: 100, wallTimeMs: 30_000 } },
+        )
+        expect(result.ok).toBe(true)
+        expect(valueOf(result)).toContain('ANSWER_TOO_LARGE')
+      } finally {
+        await engine.dispose()
+      }
+    }, 60_000)
+
+    it('answers a sub-call whose host outcome carries more than strings', async () => {
+      const engine = await createIsolatedVmEngine({ processes: 1 })
+      const host = { ...fakeHost(), call: async () => ({ ok: true as const, valueJson: '"v"', extra: () => 1 }) }
+      try {
+        expect(valueOf(await runContract(engine, 'return await tools.echo({})', { host, limits: { wallTimeMs: 10_000 } }))).toBe('v')
+      } finally {
+        await engine.dispose()
+      }
+    }, 60_000)
+
     it.each([
       ['spinning', 'exit'],
       ['flood', 'exit'],

@@ -662,6 +662,32 @@ describe('quickjs engine: waiting is not holding', () => {
     }
   })
 
+  it("keeps workers for other agents while one agent's programs only await, at the pool's ceiling", async () => {
+    await using engine = createQuickJSEngine({ workers: 1, maxWorkers: 4, maxWorkersPerAgent: 2 })
+    const hog = {}
+    const stop = new AbortController()
+    const held = Array.from({ length: 8 }, () => runAs(engine, hog, 'await new Promise(() => {})', stop.signal, { wallTimeMs: 600_000 }))
+    try {
+      expect(valueOf(await runAs(engine, {}, 'return 1', new AbortController().signal))).toBe(1)
+    } finally {
+      stop.abort()
+      await Promise.all(held)
+    }
+  })
+
+  it('says a run that waited its whole wall time for a worker never started', async () => {
+    await using engine = createQuickJSEngine({ workers: 1, maxWorkers: 1 })
+    const stop = new AbortController()
+    const holder = runAs(engine, {}, 'await new Promise(() => {})', stop.signal, { wallTimeMs: 600_000 })
+    try {
+      const queued = await runAs(engine, {}, 'return 1', new AbortController().signal, { wallTimeMs: 200 })
+      expect(queued).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'wallTimeMs', message: expect.stringContaining('never started') } })
+    } finally {
+      stop.abort()
+      await holder
+    }
+  })
+
   it('serves first the waiting run of the agent that holds the fewest workers', async () => {
     await using engine = createQuickJSEngine({ workers: 2, maxWorkers: 2 })
     const alice = {}
