@@ -16,6 +16,7 @@
 import { type ChildProcess, fork } from 'node:child_process'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { EngineFailure, EngineRunRequest, EngineRunResult, HostCallOutcome, LogLevel, SandboxEngine, SandboxLimits } from '../engine.ts'
+import { heldByOwner, nextFairWaiter } from '../fair-share.ts'
 import { describeLimit, withCeilings } from '../limits.ts'
 import { packageFile } from '../package-files.ts'
 import { TenantNumbers } from '../tenants.ts'
@@ -404,25 +405,12 @@ class ProcessEngine implements SandboxEngine {
    * waiting. (The child's kept isolate is no reason to serve its last tenant out of turn.)
    */
   #nextWaiter(): number | undefined {
-    const held = this.#held()
-    let best: number | undefined
-    let bestHeld = Number.POSITIVE_INFINITY
-    for (const [index, waiter] of this.#waiters.entries()) {
-      const count = waiter.owner === undefined ? 0 : (held.get(waiter.owner) ?? 0)
-      if (waiter.owner !== undefined && count >= this.#settings.maxProcessesPerAgent) continue
-      if (count < bestHeld) {
-        best = index
-        bestHeld = count
-      }
-    }
-    return best
+    return nextFairWaiter(this.#waiters, this.#held(), this.#settings.maxProcessesPerAgent)
   }
 
   /** Children held now, by agent. */
   #held(): Map<number, number> {
-    const held = new Map<number, number>()
-    for (const child of this.#children) if (child.state === 'busy' && child.owner !== undefined) held.set(child.owner, (held.get(child.owner) ?? 0) + 1)
-    return held
+    return heldByOwner([...this.#children].flatMap((child) => (child.state === 'busy' ? [child.owner] : [])))
   }
 
   /** Keep the warm number of children, and one starting for each waiting run, up to the ceiling. */

@@ -1,6 +1,7 @@
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { SandboxLimitName } from '../engine.ts'
+import { heldByOwner, nextFairWaiter } from '../fair-share.ts'
 import type { AwakePoller, KeepAwake } from '../keep-awake.ts'
 import { packageFile } from '../package-files.ts'
 import { ANSWERS_TAKEN, MAIN_AWAKE, REPLIES, RingReader, RingWriter, WORKER_IDLE, WORKER_SLEEPING, createRingBuffer, encodeAnswers } from './ring.js'
@@ -527,33 +528,17 @@ export class WorkerPool {
    * one agent's many runs cannot keep another's from ever getting one; none of an agent at its cap.
    */
   #nextWaiter(): number | undefined {
-    const held = this.#held()
-    let best: number | undefined
-    let fewest = Number.POSITIVE_INFINITY
-    for (const [index, waiter] of this.#waiters.entries()) {
-      const count = waiter.owner === undefined ? 0 : (held.get(waiter.owner) ?? 0)
-      if (waiter.owner !== undefined && count >= this.#maxPerAgent) continue
-      if (count < fewest) {
-        fewest = count
-        best = index
-      }
-    }
-    return best
+    return nextFairWaiter(this.#waiters, this.#held(), this.#maxPerAgent)
   }
 
   /** Workers held now, by agent. */
   #held(): Map<number, number> {
-    const held = new Map<number, number>()
-    for (const slot of this.#slots) if (slot.state === 'busy' && slot.owner !== undefined) held.set(slot.owner, (held.get(slot.owner) ?? 0) + 1)
-    return held
+    return heldByOwner([...this.#slots].flatMap((slot) => (slot.state === 'busy' ? [slot.owner] : [])))
   }
 
   /** Whether `owner` holds as many workers as one agent may. */
   #atCap(owner: number | undefined): boolean {
-    if (owner === undefined) return false
-    let count = 0
-    for (const slot of this.#slots) if (slot.state === 'busy' && slot.owner === owner) count += 1
-    return count >= this.#maxPerAgent
+    return owner !== undefined && (this.#held().get(owner) ?? 0) >= this.#maxPerAgent
   }
 
   /** Whether a busy worker waits (for sub-call answers, or on nothing). */
