@@ -269,14 +269,12 @@ async function main(): Promise<void> {
   await benchBystander('quickjs', async () => createQuickJSEngine())
   // In child processes (the default) an awaiting run holds its process: 50 of them need 50 processes.
   if (ivmMissing === undefined) await benchBystander('isolated-vm in-process', () => createIsolatedVmEngine({ isolation: 'in-process' }))
-  for (const [title, section] of [
-    ['cold start (fresh processes, built dist/)', benchLoad],
-    ['MCP', benchMcp],
-    ['provider adapters', benchAdapters],
-  ] as const) {
-    console.log(`\n== ${title} ==`)
-    for (const line of await section()) console.log(line)
-  }
+  // Each section's lines start with its own heading, but the adapters'.
+  for (const line of await benchLoad()) console.log(line)
+  console.log('\n== MCP ==')
+  for (const line of (await benchMcp()).slice(1)) console.log(line)
+  console.log('\n== provider adapters ==')
+  for (const line of await benchAdapters()) console.log(line)
 }
 
 await main()

@@ -8,13 +8,9 @@ export { codeModeDeclarations, createRunCode } from './run-code.ts'
 export type { RunCodeOptions, RunCodeValue } from './run-code.ts'
 export { createQuickJSEngine } from './quickjs/quickjs-engine.ts'
 export type { QuickJSEngineOptions } from './quickjs/quickjs-engine.ts'
-export {
-  createIsolatedVmEngine,
-  DEFAULT_MAX_LOST_ISOLATES,
-  DEFAULT_MAX_RUNAWAY_ISOLATES,
-  MAX_MEMORY_LIMIT_BYTES,
-} from './isolated-vm/isolated-vm-engine.ts'
-export type { IsolatedVmEngineOptions } from './isolated-vm/isolated-vm-engine.ts'
+export { createIsolatedVmEngine } from './isolated-vm/index.ts'
+export { DEFAULT_MAX_LOST_ISOLATES, DEFAULT_MAX_RUNAWAY_ISOLATES, MAX_MEMORY_LIMIT_BYTES } from './isolated-vm/options.ts'
+export type { IsolatedVmEngineOptions } from './isolated-vm/options.ts'
 export { IsolatedVmUnavailableError } from './isolated-vm/load-isolated-vm.ts'
 export { DEFAULT_LIMITS, describeLimit, resolveLimits } from './limits.ts'
 export { stripTypes } from './strip-types.ts'

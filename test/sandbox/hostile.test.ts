@@ -220,7 +220,9 @@ describe.each(enginesUnderTest())('hostile programs through run_code on $name', 
         const session = setup({ wallTimeMs: 10_000 })
         const started = performance.now()
         const result = await session.run('for (;;) new Promise(() => {})')
-        expect(performance.now() - started).toBeLessThan(2_000)
+        // Ended by a CPU or memory check (the outcome says which), well before the 10 s wall limit:
+        // a bound that holds on a busy host too (2.3 s seen there against 0.8 s on a quiet one).
+        expect(performance.now() - started).toBeLessThan(5_000)
         expectOutcome(result, { fails: LIMIT('cpuTimeMs', 'memoryLimitBytes') })
       }
       expect((await setup().run('return 1')).value).toEqual({ result: 1, logs: [] })
