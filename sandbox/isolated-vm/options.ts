@@ -20,7 +20,9 @@ export interface IsolatedVmEngineOptions {
    * of going to sleep (default {@link DEFAULT_SPIN_MICROS}; see sandbox/keep-awake.ts). The
    * program's next call comes back through isolated-vm's own wake-up of the main thread, which
    * costs 40-100 us more on small VMs when the main thread sleeps. It never blocks the event
-   * loop, and backs off when the program keeps taking longer. 0 turns it off (least CPU).
+   * loop, and backs off when the program keeps taking longer. 0 turns it off (least CPU). With
+   * `isolation: 'process'` it applies in each child and defaults to 0: there the spinning thread
+   * competes with the isolate and this process for the cores, and made sub-calls slower.
    */
   readonly spinMicros?: number
   /**
