@@ -177,13 +177,3 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
   if (values.host !== undefined && values.http === undefined) throw new CliError('--host applies to --http: add --http <port>, or leave --host out to serve over stdio')
   return { command: 'serve', mcp, engine: engineOf(values.engine), http: portOf(values.http), host: values.host ?? '127.0.0.1' }
 }
-
-/** The engine a command line asks for, read without failing, for the re-exec decision. */
-export function requestedEngine(argv: readonly string[]): string | undefined {
-  for (let index = 0; index < argv.length; index++) {
-    const arg = argv[index] as string
-    if (arg === '--engine') return argv[index + 1]
-    if (arg.startsWith('--engine=')) return arg.slice('--engine='.length)
-  }
-  return undefined
-}

@@ -35,9 +35,6 @@ async function createEngine(name: EngineName): Promise<SandboxEngine> {
     return await createIsolatedVmEngine()
   } catch (error) {
     if (error instanceof IsolatedVmUnavailableError) {
-      if (error.message.includes('--no-node-snapshot')) {
-        throw new CliError('the isolated-vm engine needs Node started with --no-node-snapshot: run node --no-node-snapshot <bin>, or use --engine quickjs')
-      }
       throw new CliError('the isolated-vm engine cannot load here (not installed, or its native addon did not build): npm install isolated-vm@5.0.4, or use --engine quickjs')
     }
     throw error

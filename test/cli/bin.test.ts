@@ -40,7 +40,7 @@ describe('the built bin, dist/cli/main.js', () => {
     expect(outcome.stdout).toContain('Code Mode over any MCP server')
   })
 
-  it.each(enginesUnderTest().map((engine) => engine.name))('runs a program on %s, restarting itself with --no-node-snapshot for isolated-vm', (engine) => {
+  it.each(enginesUnderTest().map((engine) => engine.name))('runs a program on %s from plain Node, with no --no-node-snapshot anywhere', (engine) => {
     const program = join(staging, 'program.ts')
     writeFileSync(program, 'const graph = await tools.m_read_graph({})\nreturn graph.entities.length\n')
     const memory = join(staging, `memory-${engine}.jsonl`)
