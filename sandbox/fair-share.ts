@@ -8,11 +8,25 @@ export interface FairWaiter {
   readonly owner: number | undefined
 }
 
-/** How many workers or processes each agent holds now, from the owners of the busy ones. */
-export function heldByOwner(owners: Iterable<number | undefined>): Map<number, number> {
+/** A worker or process of a pool: busy while a run holds it, for that run's agent (`owner`). */
+export interface FairHolder {
+  readonly state: string
+  readonly owner: number | undefined
+}
+
+/** How many workers or processes each agent holds now. */
+export function heldByOwner(holders: Iterable<FairHolder>): Map<number, number> {
   const held = new Map<number, number>()
-  for (const owner of owners) if (owner !== undefined) held.set(owner, (held.get(owner) ?? 0) + 1)
+  for (const { state, owner } of holders) if (state === 'busy' && owner !== undefined) held.set(owner, (held.get(owner) ?? 0) + 1)
   return held
+}
+
+/** Whether `owner` holds `perAgent` or more. On every run's path, so it allocates nothing. */
+export function atCap(holders: Iterable<FairHolder>, owner: number | undefined, perAgent: number): boolean {
+  if (owner === undefined) return false
+  let count = 0
+  for (const holder of holders) if (holder.state === 'busy' && holder.owner === owner) count += 1
+  return count >= perAgent
 }
 
 /**

@@ -16,7 +16,7 @@
 import { type ChildProcess, fork } from 'node:child_process'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { EngineFailure, EngineRunRequest, EngineRunResult, HostCallOutcome, LogLevel, SandboxEngine, SandboxLimits } from '../engine.ts'
-import { heldByOwner, nextFairWaiter } from '../fair-share.ts'
+import { atCap, heldByOwner, nextFairWaiter } from '../fair-share.ts'
 import { describeLimit, withCeilings } from '../limits.ts'
 import { packageFile } from '../package-files.ts'
 import { TenantNumbers } from '../tenants.ts'
@@ -410,7 +410,7 @@ class ProcessEngine implements SandboxEngine {
 
   /** Children held now, by agent. */
   #held(): Map<number, number> {
-    return heldByOwner([...this.#children].flatMap((child) => (child.state === 'busy' ? [child.owner] : [])))
+    return heldByOwner(this.#children)
   }
 
   /** Keep the warm number of children, and one starting for each waiting run, up to the ceiling. */
@@ -434,7 +434,7 @@ class ProcessEngine implements SandboxEngine {
    */
   #idleFor(tenant: number, owner: number | undefined, take = true): Child | undefined {
     if (this.#waiters.length > 0) return undefined
-    if (owner !== undefined && (this.#held().get(owner) ?? 0) >= this.#settings.maxProcessesPerAgent) return undefined
+    if (atCap(this.#children, owner, this.#settings.maxProcessesPerAgent)) return undefined
     let chosen: Child | undefined
     for (const child of this.#children) {
       if (child.state !== 'idle') continue

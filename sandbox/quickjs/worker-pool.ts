@@ -1,7 +1,7 @@
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { SandboxLimitName } from '../engine.ts'
-import { heldByOwner, nextFairWaiter } from '../fair-share.ts'
+import { atCap, heldByOwner, nextFairWaiter } from '../fair-share.ts'
 import type { AwakePoller, KeepAwake } from '../keep-awake.ts'
 import { packageFile } from '../package-files.ts'
 import { ANSWERS_TAKEN, MAIN_AWAKE, REPLIES, RingReader, RingWriter, WORKER_IDLE, WORKER_SLEEPING, createRingBuffer, encodeAnswers } from './ring.js'
@@ -533,12 +533,12 @@ export class WorkerPool {
 
   /** Workers held now, by agent. */
   #held(): Map<number, number> {
-    return heldByOwner([...this.#slots].flatMap((slot) => (slot.state === 'busy' ? [slot.owner] : [])))
+    return heldByOwner(this.#slots)
   }
 
   /** Whether `owner` holds as many workers as one agent may. */
   #atCap(owner: number | undefined): boolean {
-    return owner !== undefined && (this.#held().get(owner) ?? 0) >= this.#maxPerAgent
+    return atCap(this.#slots, owner, this.#maxPerAgent)
   }
 
   /** Whether a busy worker waits (for sub-call answers, or on nothing). */
