@@ -1,5 +1,5 @@
 import { ToolDefinitionError } from '../src/errors.ts'
-import type { SandboxLimitName, SandboxLimits } from './engine.ts'
+import type { EngineFailure, SandboxLimitName, SandboxLimits } from './engine.ts'
 
 /**
  * Defaults for one run. Generous for real programs, small enough that a hostile one cannot hurt
@@ -83,6 +83,18 @@ export function describeLimit(limit: SandboxLimitName, limits: SandboxLimits): s
       return `a tool call's arguments are larger than ${value} characters of JSON`
     case 'maxTotalArgumentBytes':
       return `the program's tool calls carried more than ${value} characters of JSON arguments in all`
+  }
+}
+
+/**
+ * The failure of a run that waited its whole wall time for a free sandbox `holder` (a QuickJS
+ * worker, an isolated-vm process) and never started: the wall-time limit, said as what happened.
+ */
+export function neverStarted(limits: SandboxLimits, holder: 'worker' | 'process'): EngineFailure {
+  return {
+    kind: 'limit',
+    limit: 'wallTimeMs',
+    message: `the program never started: it waited its whole wall-time limit of ${limits.wallTimeMs} ms for a free sandbox ${holder}`,
   }
 }
 

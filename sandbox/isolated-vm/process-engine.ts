@@ -17,7 +17,7 @@ import { type ChildProcess, fork } from 'node:child_process'
 import { DisposedError, ToolError, ToolErrorCode } from '../../src/errors.ts'
 import type { EngineFailure, EngineRunRequest, EngineRunResult, HostCallOutcome, LogLevel, SandboxEngine, SandboxLimits } from '../engine.ts'
 import { atCap, heldByOwner, nextFairWaiter } from '../fair-share.ts'
-import { describeLimit, withCeilings } from '../limits.ts'
+import { describeLimit, neverStarted, withCeilings } from '../limits.ts'
 import { packageFile } from '../package-files.ts'
 import { TenantNumbers } from '../tenants.ts'
 import { ANSWER_TOO_LARGE, answerRefusal } from '../guest-runtime.ts'
@@ -199,7 +199,7 @@ class ProcessEngine implements SandboxEngine {
     const queued = performance.now()
     const child = this.#idleFor(tenant, owner) ?? (await this.#wait(tenant, owner, request.signal, limits.wallTimeMs))
     if (this.#disposed) return disposedResult()
-    if (child === undefined) return request.signal.aborted ? abortedResult() : queuedTooLong(limits)
+    if (child === undefined) return request.signal.aborted ? abortedResult() : failure(neverStarted(limits, 'process'))
     // An abort between the hand-over and the run's own listener would go unheard.
     if (request.signal.aborted) {
       this.#release(child)
@@ -528,15 +528,6 @@ function answer(child: Child, run: ChildRun, call: number, name: string, argsJso
 function refuseLarge(name: string, valueJson: string, run: ChildRun): HostCallOutcome | undefined {
   const refusal = answerRefusal(name, valueJson.length, run.limits.memoryLimitBytes, run.answersInTransit)
   return refusal === undefined ? undefined : { ok: false, message: refusal, code: ANSWER_TOO_LARGE }
-}
-
-/** A run that waited its whole wall time for a process and never started. */
-function queuedTooLong(limits: SandboxLimits): EngineRunResult {
-  return failure({
-    kind: 'limit',
-    limit: 'wallTimeMs',
-    message: `the program never started: it waited its whole wall-time limit of ${limits.wallTimeMs} ms for a free sandbox process`,
-  })
 }
 
 /** A limit failure described with the limits the run asked for (the child saw its wall time less the queue). */

@@ -24,7 +24,7 @@ import {
   wrapProgram,
 } from '../guest-runtime.ts'
 import { DEFAULT_SPIN_MICROS, KeepAwake, spinMicrosOption } from '../keep-awake.ts'
-import { DEFAULT_LIMITS, describeLimit, resolveLimits, withCeilings } from '../limits.ts'
+import { DEFAULT_LIMITS, describeLimit, neverStarted, resolveLimits, withCeilings } from '../limits.ts'
 import { TenantNumbers } from '../tenants.ts'
 import { type LeasedWorker, type WorkerOutcome, WorkerPool, type WorkerRunMessage } from './worker-pool.ts'
 
@@ -194,7 +194,7 @@ class QuickJSEngine implements SandboxEngine {
         if (worker !== undefined) this.#pool.giveBack(worker)
         return failure({ kind: 'aborted', message: 'the engine was disposed during the run' })
       }
-      if (worker === undefined) return request.signal.aborted ? abortedResult() : queuedTooLong(limits)
+      if (worker === undefined) return request.signal.aborted ? abortedResult() : failure(neverStarted(limits, 'worker'))
       queuedMs = performance.now() - queued
     }
     // An abort between the lease and the run's own listener (the await above) would go unheard.
@@ -319,7 +319,7 @@ class QuickJSEngine implements SandboxEngine {
       // memory limit. The program gets an error it can catch; the host never holds more for it.
       const envelopeOf = (name: string, valueJson: string): string =>
         answerEnvelope(name, valueJson, limits.memoryLimitBytes, worker.answersInTransit() + batchChars)
-      const fail = (error: unknown): void => kill(faultResult(error))
+      const fail = (): void => kill(faultResult())
 
       worker.attach({
         message: (message: WorkerRunMessage) => {
@@ -345,10 +345,10 @@ class QuickJSEngine implements SandboxEngine {
               let result: EngineRunResult
               try {
                 result = resultOf(message.outcome, limits, code)
-              } catch (error) {
+              } catch {
                 // The worker reported something its protocol never sends: it is not trusted again.
                 this.#pool.discard(worker)
-                return resolve(faultResult(error))
+                return resolve(faultResult())
               }
               this.#pool.release(worker)
               resolve(result)
@@ -383,8 +383,8 @@ class QuickJSEngine implements SandboxEngine {
  * One sub-call through the host; `answer` gets its envelope text, made by `envelopeOf` from a
  * value. `GuestHost.call` never rejects; if it throws or rejects anyway, or answers with something
  * that is not an outcome, contain it. Should answering itself throw, `fail` ends the run: nothing
- * reached from guest activity may throw uncaught on the host. A plain `then` (no async function)
- * keeps this hot path to one promise reaction per call.
+ * reached from guest activity may throw uncaught on the host. A plain `then` (no async function,
+ * no `catch` after it) keeps this hot path to one promise reaction per call.
  */
 function callHost(
   host: EngineRunRequest['host'],
@@ -392,26 +392,31 @@ function callHost(
   argsJson: string,
   envelopeOf: (name: string, valueJson: string) => string,
   answer: (envelope: string) => void,
-  fail: (error: unknown) => void,
+  fail: () => void,
 ): void {
-  const failed = (): void => answer(failureEnvelope(`the tool call ${name} failed in the host`, 'TOOL_FAILED'))
+  const deliver = (envelope: string): void => {
+    try {
+      answer(envelope)
+    } catch {
+      fail()
+    }
+  }
+  const failed = (): void => deliver(failureEnvelope(`the tool call ${name} failed in the host`, 'TOOL_FAILED'))
   let pending: Promise<HostCallOutcome>
   try {
     pending = host.call(name, argsJson)
   } catch {
     return failed()
   }
-  void Promise.resolve(pending)
-    .then((outcome) => {
-      let envelope: string
-      try {
-        envelope = outcome.ok ? envelopeOf(name, outcome.valueJson) : failureEnvelope(outcome.message, outcome.code)
-      } catch {
-        return failed()
-      }
-      answer(envelope)
-    }, failed)
-    .catch(fail)
+  void Promise.resolve(pending).then((outcome) => {
+    let envelope: string
+    try {
+      envelope = outcome.ok ? envelopeOf(name, outcome.valueJson) : failureEnvelope(outcome.message, outcome.code)
+    } catch {
+      return failed()
+    }
+    deliver(envelope)
+  }, failed)
 }
 
 function resultOf(outcome: WorkerOutcome, limits: SandboxLimits, code: string): EngineRunResult {
@@ -442,17 +447,8 @@ function limitResult(limit: SandboxLimitName, limits: SandboxLimits): EngineRunR
 }
 
 /** A host-side fault while handling the run (never the program's doing alone): the worker goes. */
-function faultResult(_error: unknown): EngineRunResult {
+function faultResult(): EngineRunResult {
   return failure({ kind: 'guest', name: 'InternalError', message: 'the sandbox failed while running the program' })
-}
-
-/** A run that waited its whole wall time for a worker and never started. */
-function queuedTooLong(limits: SandboxLimits): EngineRunResult {
-  return failure({
-    kind: 'limit',
-    limit: 'wallTimeMs',
-    message: `the program never started: it waited its whole wall-time limit of ${limits.wallTimeMs} ms for a free sandbox worker`,
-  })
 }
 
 function abortedResult(): EngineRunResult {
