@@ -58,7 +58,10 @@ process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'))
 let engine: SandboxEngine & { readonly leaking?: boolean }
 const runs = new Map<number, ChildRun>()
 // The parent numbers tenants; each number stands for one object, as the engine compares objects.
+// The most recent TENANTS_KEPT only (the engine keeps isolates for 4): a long-lived child serving
+// many agents must not keep an entry for each for ever. A tenant dropped just gets a new object.
 const tenants = new Map<number, object>()
+const TENANTS_KEPT = 64
 let toldLeaking = false
 
 /**
@@ -133,11 +136,11 @@ async function run(message: Extract<ParentMessage, { t: 'run' }>): Promise<void>
       send({ t: 'log', run: id, level: entry.level, text: entry.text })
     },
   }
-  let tenant = tenants.get(message.tenant)
-  if (tenant === undefined) {
-    tenant = {}
-    tenants.set(message.tenant, tenant)
-  }
+  const tenant = tenants.get(message.tenant) ?? {}
+  // Most recent last: the first key is the one seen longest ago.
+  tenants.delete(message.tenant)
+  tenants.set(message.tenant, tenant)
+  if (tenants.size > TENANTS_KEPT) tenants.delete(tenants.keys().next().value as number)
   let result: EngineRunResult
   try {
     result = await engine.run({ code: message.code, tools: message.tools, limits: message.limits, host, signal: state.controller.signal, tenant })
