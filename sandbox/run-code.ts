@@ -45,10 +45,15 @@ export interface RunCodeOptions {
   readonly sdkIn?: 'description' | 'system-prompt'
 }
 
-/** The value a successful `run_code` returns: the program's result and its console output. */
+/**
+ * The value a successful `run_code` returns: the program's result, its console output, and notes
+ * for the model about things that did not stop the run but likely deserve a look (present only
+ * when there are some).
+ */
 export interface RunCodeValue {
   readonly result: JsonValue
   readonly logs: readonly LogEntry[]
+  readonly notes?: readonly string[]
 }
 
 // Frozen JSON: the validator checks and compiles a schema that cannot change once, not per run.
@@ -82,6 +87,11 @@ const OUTPUT_SCHEMA: JsonSchemaNode = {
         additionalProperties: false,
       },
     },
+    notes: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Things that did not stop the run but likely deserve a look (present only when there are some).',
+    },
   },
   required: ['result', 'logs'],
   additionalProperties: false,
@@ -96,10 +106,11 @@ function formatLogs(logs: readonly LogEntry[]): string {
 }
 
 function render(_args: unknown, value: JsonValue): ContentBlock[] {
-  const { result, logs } = value as unknown as RunCodeValue
+  const { result, logs, notes } = value as unknown as RunCodeValue
   const parts: string[] = []
   if (logs.length > 0) parts.push(`Console output:\n${formatLogs(logs)}`)
   parts.push(`Result:\n${resultText(result)}`)
+  if (notes !== undefined && notes.length > 0) parts.push(`Notes:\n${notes.map((note) => `- ${note}`).join('\n')}`)
   return [{ type: 'text', text: parts.join('\n\n') }]
 }
 
@@ -328,6 +339,8 @@ async function runProgram(
   exec: ToolRunContext,
 ): Promise<RunCodeValue> {
   const started = performance.now()
+  // What the model should hear about beside its result (each step of the run may add one).
+  const notes: string[] = []
   const { code } = validateArgs(PARAMETERS, args, RUN_CODE) as { code: string }
   if (Buffer.byteLength(code, 'utf8') > limits.maxSourceBytes) {
     throw codeRunFailed(`The program was not run because of its ${limitSentence('maxSourceBytes', limits)}`)
@@ -381,7 +394,12 @@ async function runProgram(
     throw stopped(exec.signal, error.kind === 'aborted', () => describeFailure(error, limits, bridge.logs))
   }
   if (bridge.concludesTurn) exec.concludeTurn()
-  return { result: parseDurableJson(outcome.resultJson, 'result'), logs: bridge.logs }
+  return withNotes({ result: parseDurableJson(outcome.resultJson, 'result'), logs: bridge.logs }, notes)
+}
+
+/** The value with its notes, the field left out when there are none. */
+function withNotes(value: RunCodeValue, notes: readonly string[]): RunCodeValue {
+  return notes.length === 0 ? value : { ...value, notes }
 }
 
 /**
