@@ -7,7 +7,7 @@
 import { ToolDefinitionError } from '../src/errors.ts'
 import type { JsonSchemaNode } from '../src/schema/types.ts'
 import { renderDocComment } from './doc-comment.ts'
-import { assignBindings } from './identifiers.ts'
+import { assignBindings, isIdentifierName } from './identifiers.ts'
 import type { SdkBinding } from './identifiers.ts'
 import { describeNode, resolveLocalRef, schemaToType } from './schema-to-ts.ts'
 
@@ -29,7 +29,29 @@ export interface GeneratedSdk {
   readonly declarations: string
   /** `tools[binding]` calls the tool `name`; one entry per tool, in the order of `declarations`. */
   readonly bindings: readonly SdkBinding[]
+  /**
+   * Each tool on its own, in the order of `bindings`: what a listing of names and the sandbox's
+   * `tools.$search` / `tools.$describe` show when the declarations are too large to send whole.
+   */
+  readonly catalog: readonly SdkCatalogEntry[]
 }
+
+/** One tool of a {@link GeneratedSdk}, described on its own. */
+export interface SdkCatalogEntry {
+  /** The registered tool name. */
+  readonly name: string
+  /** The key the program calls it by (`tools[binding]`). */
+  readonly binding: string
+  /** The description's first sentence, on one line, at most {@link MAX_SUMMARY_CHARS} characters. */
+  readonly summary: string
+  /** The argument keys, optional ones marked: `{ path, head? }` (`{}` without any). */
+  readonly args: string
+  /** The tool's declaration: the named types it uses, then its documented method. Ends with a newline. */
+  readonly declaration: string
+}
+
+/** The longest one-line summary a catalog entry keeps. */
+export const MAX_SUMMARY_CHARS = 120
 
 // `| undefined` in the object branch lets an object type with optional properties count as JSON,
 // so a result with optional fields can be passed on to a parameter typed `JsonValue`.
@@ -135,6 +157,28 @@ function decodePointer(ref: string): string[] {
   return fragment === '' ? [] : fragment.slice(1).split('/').map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
 }
 
+/** The first sentence of `description`, on one line, clipped to {@link MAX_SUMMARY_CHARS}. */
+export function summarize(description: string): string {
+  const flat = description.replace(/\s+/g, ' ').trim()
+  // A sentence ends at a period, question or exclamation mark followed by a space (not `e.g.x`).
+  const end = flat.search(/[.!?](?= )/)
+  const sentence = end < 0 ? flat : flat.slice(0, end + 1)
+  return sentence.length <= MAX_SUMMARY_CHARS ? sentence : `${sentence.slice(0, MAX_SUMMARY_CHARS - 1)}…`
+}
+
+/** The argument keys of a parameters schema, optional ones marked: `{ path, head? }`. */
+function argsOf(parameters: JsonSchemaNode): string {
+  const properties = typeof parameters.properties === 'object' && parameters.properties !== null ? Object.keys(parameters.properties) : []
+  if (properties.length === 0) return '{}'
+  const required = new Set(Array.isArray(parameters.required) ? parameters.required : [])
+  return `{ ${properties.map((key) => `${isIdentifierName(key) ? key : JSON.stringify(key)}${required.has(key) ? '' : '?'}`).join(', ')} }`
+}
+
+/** A member of the `tools` type, written on its own (its two-space indent removed). */
+function dedent(member: string): string {
+  return member.replace(/^ {2}/gm, '')
+}
+
 function renderMethod(tool: SdkToolInput, binding: string, names: TypeNames, aliases: string[]): string {
   const segments: string[] = []
   const title = tool.title?.trim()
@@ -177,11 +221,28 @@ export function generateSdk(tools: readonly SdkToolInput[]): GeneratedSdk {
   const bindings = assignBindings(sorted.map((tool) => tool.name))
   const names = new TypeNames()
   const aliases: string[] = []
-  const methods = sorted.map((tool, index) => renderMethod(tool, bindings[index]!.binding, names, aliases))
+  const catalog: SdkCatalogEntry[] = []
+  const methods = sorted.map((tool, index) => {
+    const binding = bindings[index]!.binding
+    const before = aliases.length
+    const method = renderMethod(tool, binding, names, aliases)
+    const own = aliases.slice(before)
+    catalog.push(
+      Object.freeze({
+        name: tool.name,
+        binding,
+        summary: summarize(tool.description),
+        args: argsOf(tool.parameters),
+        declaration: `${own.map((alias) => `${alias}\n`).join('')}${dedent(method)}`,
+      }),
+    )
+    return method
+  })
   const toolsType = methods.length === 0 ? 'Record<string, never>\n' : `{\n${methods.join('')}}\n`
   const named = aliases.length === 0 ? '' : `\n${aliases.join('\n')}`
   return {
     declarations: `${JSON_VALUE_DECLARATION}${named}\n${TOOLS_DOC}declare const tools: ${toolsType}`,
     bindings: Object.freeze(bindings.map((binding) => Object.freeze(binding))),
+    catalog: Object.freeze(catalog),
   }
 }
