@@ -39,6 +39,10 @@ export class RunBridge implements GuestHost {
   #started = false
   /** Sub-calls started and not yet settled and logged. */
   #inFlight = 0
+  /** The tool of each sub-call the program has not had its answer to yet, by call number. */
+  readonly #unanswered = new Map<number, string>()
+  /** The tools of the sub-calls still unanswered when the program ended (set by drain()). */
+  #pendingAtEnd: readonly string[] = []
   /** Settles when `#inFlight` next drops to 0; made only while `drain()` waits. */
   #idle: Promise<void> | undefined
   #wakeIdle: (() => void) | undefined
@@ -81,6 +85,15 @@ export class RunBridge implements GuestHost {
     return this.#concludes
   }
 
+  /**
+   * The tool of each sub-call that was still running when the program ended (returned, threw or
+   * was stopped), in call order: drain() cancelled them. Empty until drain() runs. A program that
+   * returns with calls still running most likely forgot an `await`; the model is told so.
+   */
+  get pendingAtEnd(): readonly string[] {
+    return this.#pendingAtEnd
+  }
+
   /** Session writes that failed; a run with a broken durable log must not pass as a success. */
   get logFailures(): readonly unknown[] {
     return this.#logFailures
@@ -117,6 +130,7 @@ export class RunBridge implements GuestHost {
    */
   async drain(): Promise<void> {
     this.#exec.signal.removeEventListener('abort', this.#forwardAbort)
+    if (this.#unanswered.size > 0) this.#pendingAtEnd = [...this.#unanswered.values()]
     // Only sub-calls' tools were handed the signal besides the engine, whose run is over.
     if (this.#started) this.#abort.abort(new Error('the program finished'))
     while (this.#inFlight > 0) {
@@ -134,6 +148,7 @@ export class RunBridge implements GuestHost {
    */
   async #settle(index: number, name: string, argsJson: string): Promise<HostCallOutcome> {
     this.#inFlight++
+    this.#unanswered.set(index, name)
     let recording = false
     try {
       const exec = this.#exec
@@ -176,6 +191,8 @@ export class RunBridge implements GuestHost {
         code: ToolErrorCode.TOOL_FAILED,
       }
     } finally {
+      // The program gets its answer as this returns; what the call still does is its logging.
+      this.#unanswered.delete(index)
       if (!recording) this.#settled()
     }
   }

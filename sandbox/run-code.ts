@@ -9,18 +9,10 @@ import { RUN_CODE } from '../src/registry.ts'
 import type { JsonSchemaNode, ObjectJsonSchema } from '../src/schema/types.ts'
 import { validateArgs } from '../src/schema/validate.ts'
 import type { ToolDefinition } from '../src/tool.ts'
-import {
-  DEFAULT_LISTING_CHARS,
-  DISCOVERY_DECLARATIONS,
-  discoverySdk,
-  generateSdk,
-  renderRunCodeDescription,
-  renderRunCodeGuide,
-  renderToolListing,
-  usesDiscovery,
-} from '../sdk-gen/index.ts'
-import type { GeneratedSdk, LargeToolSetOptions } from '../sdk-gen/index.ts'
+import { generateSdk, renderRunCodeDescription } from '../sdk-gen/index.ts'
+import type { GeneratedSdk } from '../sdk-gen/index.ts'
 import { RunBridge } from './bridge.ts'
+import { pendingCallsNote, placeText, quoteLine, unknownGlobalHint } from './feedback.ts'
 import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimitName, SandboxLimits } from './engine.ts'
 import { describeLimit, resolveLimits, withCeilings } from './limits.ts'
 import { isPlainJavaScript } from './plain-javascript.ts'
@@ -52,14 +44,6 @@ export interface RunCodeOptions {
    * {@link codeModeDeclarations} in the system prompt.
    */
   readonly sdkIn?: 'description' | 'system-prompt'
-  /**
-   * Large tool sets: above `maxTools` tools (default: no count), or when the declarations would be
-   * longer than `maxDeclarationChars` (default 10,000), the model is shown one line per tool and the
-   * program finds the rest inside the sandbox with `tools.$search(query)` and `tools.$describe(name)`,
-   * over the agent's own view only. Those lookups are not tool calls: they never reach the host, the
-   * pipeline or the session log, and take no sub-call number.
-   */
-  readonly largeToolSets?: LargeToolSetOptions
 }
 
 /**
@@ -151,26 +135,69 @@ function limitSentence(limit: SandboxLimitName, limits: SandboxLimits): string {
   return `${limit} limit: ${describeLimit(limit, limits)}.`
 }
 
-/** The failure text a model reads: what went wrong, where in its program, and the logs so far. */
-function describeFailure(failure: EngineFailure, limits: SandboxLimits, logs: readonly LogEntry[]): string {
+/** What a failure's text draws on besides the failure: the program and the surface it had. */
+interface FailureContext {
+  /** The program as the model wrote it: failure positions are its own, and its line is quoted. */
+  readonly code: string
+  /** The names the program could call as `tools.<name>` (the agent's own view only). */
+  readonly tools: readonly string[]
+  /** The `tools.<name>` of each sub-call still running when the program ended, in call order. */
+  readonly pending: readonly string[]
+}
+
+// The two engines' words for a global that does not exist: QuickJS quotes the name, V8 does not.
+const UNKNOWN_GLOBAL = /^'?([A-Za-z_$][A-Za-z0-9_$]*)'? is not defined$/
+
+/**
+ * The column of the first use of `name` as a whole identifier on line `line`, at or after `column`
+ * (not inside a member access `x.name`), or `column` when there is none.
+ */
+function columnOfName(code: string, line: number, column: number | undefined, name: string): number | undefined {
+  const text = code.split('\n', line)[line - 1]
+  if (text === undefined) return column
+  const use = new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g')
+  use.lastIndex = Math.max(0, (column ?? 1) - 1)
+  const found = use.exec(text)
+  return found === null ? column : found.index + 1
+}
+
+/**
+ * The failure text a model reads, like a good compiler's: what went wrong, where in its program
+ * (the line quoted, a caret under the column), what would be right (for a global that does not
+ * exist: the surface a program has and the closest tools), the calls it left running, and the logs
+ * so far.
+ */
+function describeFailure(failure: EngineFailure, limits: SandboxLimits, logs: readonly LogEntry[], context: FailureContext): string {
   let message: string
+  let ended: 'returned' | 'failed' | undefined
   switch (failure.kind) {
     case 'limit':
       message = `The program was stopped by its ${limitSentence(failure.limit, limits)}`
       break
     case 'guest': {
-      const where = failure.line === undefined ? '' : ` at line ${failure.line}${failure.column === undefined ? '' : `, column ${failure.column}`}`
+      const unknown = failure.name === 'ReferenceError' ? UNKNOWN_GLOBAL.exec(failure.message) : null
+      const { line } = failure
+      // V8 places some of these at the start of the statement: the caret goes under the name itself.
+      const column = unknown === null || line === undefined ? failure.column : columnOfName(context.code, line, failure.column, unknown[1] as string)
+      const where = line === undefined ? '' : ` at ${placeText(line, column)}`
       message = `The program threw ${failure.name}${failure.code === undefined ? '' : ` (${failure.code})`}${where}: ${failure.message}`
+      const quoted = line === undefined ? undefined : quoteLine(context.code, line, column)
+      if (quoted !== undefined) message += `\n${quoted}`
+      if (unknown !== null) message += `\n${unknownGlobalHint(unknown[1] as string, context.tools)}`
       if (failure.stack !== undefined && failure.stack !== '') message += `\n${failure.stack}`
+      ended = 'failed'
       break
     }
     case 'result':
       message = `The program's return value cannot be returned: ${failure.message}`
+      ended = 'returned'
       break
     case 'aborted':
       message = `The program was cancelled: ${failure.message}`
       break
   }
+  // Stopped by a limit or cancelled, the calls it was waiting for were cut off with it: nothing to add.
+  if (ended !== undefined && context.pending.length > 0) message += `\n\n${pendingCallsNote(context.pending, ended)}`
   return logs.length > 0 ? `${message}\n\nConsole output before the failure:\n${formatLogs(logs)}` : message
 }
 
@@ -245,19 +272,12 @@ function sdkFor(tools: readonly ToolDefinition[]): GeneratedSdk {
 class SdkCache {
   static readonly MAX_ENTRIES = 64
   readonly #entries = new Map<string, { tools: readonly ToolDefinition[]; sdk: GeneratedSdk }>()
-  readonly #large: LargeToolSetOptions | undefined
-
-  /** With `large`, a view too large to declare whole gets its discovery SDK ({@link discoverySdk}). */
-  constructor(large?: LargeToolSetOptions) {
-    this.#large = large
-  }
 
   get(tools: readonly ToolDefinition[]): GeneratedSdk {
     const key = tools.map((tool) => tool.name).join('\u0000')
     const cached = this.#entries.get(key)
     if (cached !== undefined && cached.tools.every((tool, index) => tool === tools[index])) return cached.sdk
-    const whole = sdkFor(tools)
-    const sdk = usesDiscovery(whole, this.#large) ? discoverySdk(whole) : whole
+    const sdk = sdkFor(tools)
     this.#entries.delete(key)
     this.#entries.set(key, { tools, sdk })
     if (this.#entries.size > SdkCache.MAX_ENTRIES) this.#entries.delete(this.#entries.keys().next().value as string)
@@ -285,12 +305,9 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
     return engine
   }
   const sdkIn = options.sdkIn ?? 'description'
-  const large = options.largeToolSets ?? {}
-  const cache = new SdkCache(large)
-  // What codeModeDeclarations needs to write this transport's guide for a view.
-  const prompt = (tools: readonly ToolDefinition[]): string => systemPromptText(cache.get(tools), withCeilings(limits, engine?.ceilings), large)
+  const cache = new SdkCache()
 
-  return (host: CodeModeHost): CodeModeTool => remember(prompt, {
+  return (host: CodeModeHost): CodeModeTool => ({
     name: RUN_CODE,
     description: SYSTEM_PROMPT_DESCRIPTION,
     parameters: PARAMETERS,
@@ -307,10 +324,7 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
     },
     describe(tools) {
       // The budget the model is told is the one its runs are held to: an engine may lower it.
-      if (sdkIn === 'system-prompt') return SYSTEM_PROMPT_DESCRIPTION
-      const sdk = cache.get(tools)
-      // The model is about to write a program against this SDK: its declarations get parsed meanwhile.
-      return renderRunCodeDescription(sdk, withCeilings(limits, engine?.ceilings), { sdk: isDiscovery(sdk) ? 'discovery' : 'declarations', listingChars: large.listingChars ?? DEFAULT_LISTING_CHARS })
+      return sdkIn === 'system-prompt' ? SYSTEM_PROMPT_DESCRIPTION : renderRunCodeDescription(cache.get(tools), withCeilings(limits, engine?.ceilings))
     },
     async execute(args, exec) {
       const runEngine = engineForRun()
@@ -320,7 +334,7 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
 }
 
 /** The option names {@link createRunCode} takes. */
-const OPTION_NAMES: ReadonlySet<string> = new Set<keyof RunCodeOptions>(['engine', 'limits', 'typeCheck', 'sdkIn', 'largeToolSets'])
+const OPTION_NAMES: ReadonlySet<string> = new Set<keyof RunCodeOptions>(['engine', 'limits', 'typeCheck', 'sdkIn'])
 
 /**
  * Refuse what a caller without types can pass by mistake, naming the fix. The likeliest one is
@@ -419,12 +433,22 @@ async function runProgram(
     const first = bridge.logFailures[0]
     throw new ToolError(ToolErrorCode.SESSION_LOG_FAILED, `the session log could not record a sub-call: ${first instanceof Error ? first.message : String(first)}`)
   }
+  // What the program left running is told to the model by the binding it called.
+  const pending = bridge.pendingAtEnd.length === 0 ? [] : bindingsOf(bridge.pendingAtEnd, sdk)
   if (!outcome.ok) {
     const { error } = outcome
-    throw stopped(exec.signal, error.kind === 'aborted', () => describeFailure(error, limits, bridge.logs))
+    const context: FailureContext = { code, tools: sdk.bindings.map((tool) => tool.binding), pending }
+    throw stopped(exec.signal, error.kind === 'aborted', () => describeFailure(error, limits, bridge.logs, context))
   }
+  if (pending.length > 0) notes.push(pendingCallsNote(pending, 'returned'))
   if (bridge.concludesTurn) exec.concludeTurn()
   return withNotes({ result: parseDurableJson(outcome.resultJson, 'result'), logs: bridge.logs }, notes)
+}
+
+/** The `tools.<binding>` names of registered tool names, as the program called them. */
+function bindingsOf(names: readonly string[], sdk: GeneratedSdk): string[] {
+  const binding = new Map(sdk.bindings.map((tool) => [tool.name, tool.binding]))
+  return names.map((name) => binding.get(name) ?? name)
 }
 
 /** The value with its notes, the field left out when there are none. */
@@ -432,41 +456,12 @@ function withNotes(value: RunCodeValue, notes: readonly string[]): RunCodeValue 
   return notes.length === 0 ? value : { ...value, notes }
 }
 
-/** Whether a cached SDK is a discovery SDK (its bindings carry their declarations). */
-function isDiscovery(sdk: GeneratedSdk): boolean {
-  return sdk.bindings === sdk.catalog
-}
-
-/** The guide and the SDK as a system prompt carries them for `sdk` (see {@link codeModeDeclarations}). */
-function systemPromptText(sdk: GeneratedSdk, limits: SandboxLimits, large: LargeToolSetOptions): string {
-  const discovery = isDiscovery(sdk)
-  const tools = discovery
-    ? `${renderToolListing(sdk.catalog, large.listingChars ?? DEFAULT_LISTING_CHARS)}\n\`\`\`ts\n${DISCOVERY_DECLARATIONS}\`\`\`\n`
-    : `Available tools:\n\`\`\`ts\n${sdk.declarations}\`\`\`\n`
-  return `${renderRunCodeGuide(limits, discovery).replace('Run a JavaScript program', 'With the `run_code` tool, run a JavaScript program')}\n\n${tools}`
-}
-
-/** The system-prompt writer of each `run_code` tool made by {@link createRunCode}. */
-const prompts = new WeakMap<object, (tools: readonly ToolDefinition[]) => string>()
-function remember(prompt: (tools: readonly ToolDefinition[]) => string, tool: CodeModeTool): CodeModeTool {
-  prompts.set(tool, prompt)
-  return tool
-}
-
 /**
- * What a harness puts in the system prompt for an agent when `run_code` is made with
- * `sdkIn: 'system-prompt'`: the same guide `run_code`'s description carries otherwise (error codes,
- * the limits in force, an example), then the SDK the agent's program can call, or, for a large tool
- * set, its listing and the `tools.$search` / `tools.$describe` lookups. The limits and the large-set
- * options are those of the view's `run_code` transport; a view not in Code Mode gets the defaults.
+ * The SDK declarations an agent's program can call, for a harness that puts them in the system
+ * prompt (`sdkIn: 'system-prompt'`). The same text `run_code`'s description embeds otherwise.
  * @param agent - whose view (its scope's shadowing and restrictions); `undefined` asks for the
  *   global view. Required, so that leaving it out cannot show a model tools it is denied.
  */
 export function codeModeDeclarations(tools: ToolRuntime, agent: Agent | undefined): string {
-  const visible = tools.list(agent)
-  const runCode = tools.get(RUN_CODE, agent)
-  const prompt = runCode === undefined ? undefined : prompts.get(runCode)
-  if (prompt !== undefined) return prompt(visible)
-  const whole = sdkFor(visible)
-  return systemPromptText(usesDiscovery(whole) ? discoverySdk(whole) : whole, resolveLimits(), {})
+  return sdkFor(tools.list(agent)).declarations
 }

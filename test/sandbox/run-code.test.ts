@@ -421,7 +421,7 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
     )
     const result = await run(`const n: number = 1\nconsole.log(n)\nawait tools.boom({})\nreturn 1`)
     expect(codeOf(result)).toBe('CODE_RUN_FAILED')
-    expect(result.isError && result.error.message).toMatch(/^The program threw Error \(TOOL_FAILED\) at line 3, column \d+: tool failed hard\n {4}at program:3:\d+\n/)
+    expect(result.isError && result.error.message).toMatch(/^The program threw Error \(TOOL_FAILED\) at line 3, column \d+: tool failed hard\n {2}3 \| await tools\.boom\(\{\}\)\n {4}\| *\^\n {4}at program:3:\d+\n/)
     const caught = await run(`try { await tools.boom({}) } catch (e) { return [e.code, String(e.stack ?? '').includes('codemode-')] }`)
     expect(caught).toMatchObject({ isError: false, value: { result: ['TOOL_FAILED', false] } })
   })

@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createContext } from '../../src/context.ts'
+import type { ToolExecutionResult } from '../../src/execution.ts'
+import type { ObjectJsonSchema } from '../../src/schema/types.ts'
+import type { SandboxEngine } from '../../sandbox/engine.ts'
+import { createRunCode } from '../../sandbox/run-code.ts'
+import { rawTool } from '../helpers.ts'
+import { enginesUnderTest } from './engines.ts'
+
+const readFileParameters: ObjectJsonSchema = {
+  type: 'object',
+  properties: { path: { type: 'string' }, encoding: { enum: ['utf8', 'base64'] } },
+  required: ['path'],
+  additionalProperties: false,
+}
+
+/** The text the model reads for a result: the failure's message, or the rendered success. */
+function textOf(result: ToolExecutionResult): string {
+  return result.isError ? result.error.message : result.content.map((block) => (block.type === 'text' ? block.text : '')).join('')
+}
+
+describe.each(enginesUnderTest())('errors that name the fix, on $name', (engineUnderTest) => {
+  let engine: SandboxEngine
+  beforeAll(async () => {
+    engine = await engineUnderTest.create()
+  })
+  afterAll(async () => {
+    await engine?.dispose()
+  })
+
+  function setup() {
+    const ran: string[] = []
+    const ctx = createContext({ tools: { mode: 'code', maxParallelSubCalls: 8, codeMode: createRunCode({ engine, limits: { wallTimeMs: 20_000 } }) } })
+    ctx.tools.register(rawTool('read_file', { parameters: readFileParameters, execute: async (args) => ({ content: `read ${(args as { path: string }).path}` }) }))
+    ctx.tools.register(
+      rawTool('write_file', {
+        execute: async () => {
+          ran.push('write_file')
+          return null
+        },
+      }),
+    )
+    ctx.tools.register(rawTool('secret_vault', { execute: async () => 'SECRET' }))
+    // Waits until its call is cancelled, and records that it was.
+    ctx.tools.register(
+      rawTool('wait_forever', {
+        isConcurrencySafe: () => true,
+        execute: async (_args, exec) => {
+          ran.push('wait_forever started')
+          await new Promise((resolve) => exec.signal.addEventListener('abort', resolve, { once: true }))
+          ran.push('wait_forever cancelled')
+          return null
+        },
+      }),
+    )
+    const scope = ctx.scope('coders')
+    scope.tools.restrict({ deny: ['secret_vault'] })
+    const agent = scope.agent('coder')
+    const run = (code: string) => agent.ctx.tools.execute({ callId: 'run', name: 'run_code', arguments: { code }, signal: new AbortController().signal })
+    return { run, ran }
+  }
+
+  it('an unknown global is quoted with a caret under it and named with the surface a program has and the closest tools', async () => {
+    const { run } = setup()
+    const text = textOf(await run('const path = "a.txt"\nconst text = fs.readFileSync(path, "utf8")\nreturn text'))
+    expect(text).toMatch(/^The program threw ReferenceError at line 2, column 14: '?fs'? is not defined\n/)
+    expect(text).toContain('\n  2 | const text = fs.readFileSync(path, "utf8")\n    |              ^\n')
+    expect(text).toContain('Did you mean `tools.read_file` or `tools.write_file`?')
+    expect(text).toContain('A program has `tools` (read_file, wait_forever, write_file), `console` and the JavaScript built-ins (JSON, Math')
+  })
+
+  it('an unknown global that looks like a tool names that tool', async () => {
+    const { run } = setup()
+    const text = textOf(await run('const data = await readFile({ path: "a" })\nreturn data'))
+    expect(text).toMatch(/^The program threw ReferenceError at line 1, column 20: '?readFile'? is not defined\n {2}1 \| const data = await readFile/)
+    expect(text).toContain('Did you mean `tools.read_file`?')
+  })
+
+  it('require is answered with how a program reaches the outside world', async () => {
+    const { run } = setup()
+    const text = textOf(await run('const fs = require("node:fs")'))
+    expect(text).toContain('A program cannot load modules: it reaches the outside world only through `tools`.')
+    expect(text).toContain('    |            ^')
+  })
+
+  it('never names a tool the agent cannot see, however close its name', async () => {
+    const { run } = setup()
+    const text = textOf(await run('return secretVault()'))
+    expect(text).toMatch(/'?secretVault'? is not defined/)
+    expect(text).not.toContain('secret_vault')
+  })
+
+  it('a thrown error quotes the line it was thrown at', async () => {
+    const { run } = setup()
+    const text = textOf(await run('const r = await tools.read_file({ path: "a" })\nif (!r.text) throw new Error("no text in the result")\nreturn r'))
+    expect(text).toMatch(/^The program threw Error at line 2, column \d+: no text in the result\n {2}2 \| if \(!r\.text\) throw new Error\("no text in the result"\)\n {4}\| +\^\n {4}at program:2:\d+/)
+  })
+
+  it('a program that returns with calls still running gets its result and a note naming them', async () => {
+    const { run, ran } = setup()
+    const result = await run('tools.wait_forever({})\ntools.wait_forever({})\nreturn "done"')
+    expect(result).toMatchObject({
+      isError: false,
+      value: {
+        result: 'done',
+        notes: ['2 tool calls were still running when the program returned, and they were cancelled: tools.wait_forever (2 calls). Did you forget `await`?'],
+      },
+    })
+    expect(textOf(result)).toContain('Notes:\n- 2 tool calls were still running when the program returned')
+    expect(ran.filter((event) => event === 'wait_forever cancelled')).toHaveLength(2)
+  })
+
+  it('a program whose calls all finished gets no note', async () => {
+    const { run } = setup()
+    const result = await run('const a = tools.read_file({ path: "a" })\nreturn (await a).content')
+    expect(result).toMatchObject({ isError: false, value: { result: 'read a' } })
+    expect(result.isError || 'notes' in result.value).toBe(false)
+  })
+
+  it('a program that fails with calls still running says so in its failure', async () => {
+    const { run } = setup()
+    const text = textOf(await run('tools.wait_forever({})\nthrow new Error("gave up")'))
+    expect(text).toMatch(/^The program threw Error at line 2/)
+    expect(text).toContain('\n\n1 tool call was still running when the program failed, and it was cancelled: tools.wait_forever.')
+  })
+
+  it('a program that returns a value that is not JSON with calls still running is told both', async () => {
+    const { run } = setup()
+    const text = textOf(await run('tools.wait_forever({})\nreturn () => 1'))
+    expect(text).toMatch(/^The program's return value cannot be returned: .*a function/)
+    expect(text).toContain('1 tool call was still running when the program returned, and it was cancelled: tools.wait_forever. Did you forget `await`?')
+  })
+})
