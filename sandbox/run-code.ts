@@ -9,8 +9,17 @@ import { RUN_CODE } from '../src/registry.ts'
 import type { JsonSchemaNode, ObjectJsonSchema } from '../src/schema/types.ts'
 import { validateArgs } from '../src/schema/validate.ts'
 import type { ToolDefinition } from '../src/tool.ts'
-import { generateSdk, renderRunCodeDescription } from '../sdk-gen/index.ts'
-import type { GeneratedSdk } from '../sdk-gen/index.ts'
+import {
+  DEFAULT_LISTING_CHARS,
+  DISCOVERY_DECLARATIONS,
+  discoverySdk,
+  generateSdk,
+  renderRunCodeDescription,
+  renderRunCodeGuide,
+  renderToolListing,
+  usesDiscovery,
+} from '../sdk-gen/index.ts'
+import type { GeneratedSdk, LargeToolSetOptions } from '../sdk-gen/index.ts'
 import { RunBridge } from './bridge.ts'
 import { pendingCallsNote, placeText, quoteLine, unknownGlobalHint } from './feedback.ts'
 import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimitName, SandboxLimits } from './engine.ts'
@@ -44,6 +53,14 @@ export interface RunCodeOptions {
    * {@link codeModeDeclarations} in the system prompt.
    */
   readonly sdkIn?: 'description' | 'system-prompt'
+  /**
+   * Large tool sets: above `maxTools` tools (default: no count), or when the declarations would be
+   * longer than `maxDeclarationChars` (default 10,000), the model is shown one line per tool and the
+   * program finds the rest inside the sandbox with `tools.$search(query)` and `tools.$describe(name)`,
+   * over the agent's own view only. Those lookups are not tool calls: they never reach the host, the
+   * pipeline or the session log, and take no sub-call number.
+   */
+  readonly largeToolSets?: LargeToolSetOptions
 }
 
 /**
@@ -272,12 +289,19 @@ function sdkFor(tools: readonly ToolDefinition[]): GeneratedSdk {
 class SdkCache {
   static readonly MAX_ENTRIES = 64
   readonly #entries = new Map<string, { tools: readonly ToolDefinition[]; sdk: GeneratedSdk }>()
+  readonly #large: LargeToolSetOptions | undefined
+
+  /** With `large`, a view too large to declare whole gets its discovery SDK ({@link discoverySdk}). */
+  constructor(large?: LargeToolSetOptions) {
+    this.#large = large
+  }
 
   get(tools: readonly ToolDefinition[]): GeneratedSdk {
     const key = tools.map((tool) => tool.name).join('\u0000')
     const cached = this.#entries.get(key)
     if (cached !== undefined && cached.tools.every((tool, index) => tool === tools[index])) return cached.sdk
-    const sdk = sdkFor(tools)
+    const whole = sdkFor(tools)
+    const sdk = usesDiscovery(whole, this.#large) ? discoverySdk(whole) : whole
     this.#entries.delete(key)
     this.#entries.set(key, { tools, sdk })
     if (this.#entries.size > SdkCache.MAX_ENTRIES) this.#entries.delete(this.#entries.keys().next().value as string)
@@ -305,9 +329,12 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
     return engine
   }
   const sdkIn = options.sdkIn ?? 'description'
-  const cache = new SdkCache()
+  const large = options.largeToolSets ?? {}
+  const cache = new SdkCache(large)
+  // What codeModeDeclarations needs to write this transport's guide for a view.
+  const prompt = (tools: readonly ToolDefinition[]): string => systemPromptText(cache.get(tools), withCeilings(limits, engine?.ceilings), large)
 
-  return (host: CodeModeHost): CodeModeTool => ({
+  return (host: CodeModeHost): CodeModeTool => remember(prompt, {
     name: RUN_CODE,
     description: SYSTEM_PROMPT_DESCRIPTION,
     parameters: PARAMETERS,
@@ -324,7 +351,10 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
     },
     describe(tools) {
       // The budget the model is told is the one its runs are held to: an engine may lower it.
-      return sdkIn === 'system-prompt' ? SYSTEM_PROMPT_DESCRIPTION : renderRunCodeDescription(cache.get(tools), withCeilings(limits, engine?.ceilings))
+      if (sdkIn === 'system-prompt') return SYSTEM_PROMPT_DESCRIPTION
+      const sdk = cache.get(tools)
+      // The model is about to write a program against this SDK: its declarations get parsed meanwhile.
+      return renderRunCodeDescription(sdk, withCeilings(limits, engine?.ceilings), { sdk: isDiscovery(sdk) ? 'discovery' : 'declarations', listingChars: large.listingChars ?? DEFAULT_LISTING_CHARS })
     },
     async execute(args, exec) {
       const runEngine = engineForRun()
@@ -334,7 +364,7 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
 }
 
 /** The option names {@link createRunCode} takes. */
-const OPTION_NAMES: ReadonlySet<string> = new Set<keyof RunCodeOptions>(['engine', 'limits', 'typeCheck', 'sdkIn'])
+const OPTION_NAMES: ReadonlySet<string> = new Set<keyof RunCodeOptions>(['engine', 'limits', 'typeCheck', 'sdkIn', 'largeToolSets'])
 
 /**
  * Refuse what a caller without types can pass by mistake, naming the fix. The likeliest one is
@@ -456,12 +486,41 @@ function withNotes(value: RunCodeValue, notes: readonly string[]): RunCodeValue 
   return notes.length === 0 ? value : { ...value, notes }
 }
 
+/** Whether a cached SDK is a discovery SDK (its bindings carry their declarations). */
+function isDiscovery(sdk: GeneratedSdk): boolean {
+  return sdk.bindings === sdk.catalog
+}
+
+/** The guide and the SDK as a system prompt carries them for `sdk` (see {@link codeModeDeclarations}). */
+function systemPromptText(sdk: GeneratedSdk, limits: SandboxLimits, large: LargeToolSetOptions): string {
+  const discovery = isDiscovery(sdk)
+  const tools = discovery
+    ? `${renderToolListing(sdk.catalog, large.listingChars ?? DEFAULT_LISTING_CHARS)}\n\`\`\`ts\n${DISCOVERY_DECLARATIONS}\`\`\`\n`
+    : `Available tools:\n\`\`\`ts\n${sdk.declarations}\`\`\`\n`
+  return `${renderRunCodeGuide(limits, discovery).replace('Run a JavaScript program', 'With the `run_code` tool, run a JavaScript program')}\n\n${tools}`
+}
+
+/** The system-prompt writer of each `run_code` tool made by {@link createRunCode}. */
+const prompts = new WeakMap<object, (tools: readonly ToolDefinition[]) => string>()
+function remember(prompt: (tools: readonly ToolDefinition[]) => string, tool: CodeModeTool): CodeModeTool {
+  prompts.set(tool, prompt)
+  return tool
+}
+
 /**
- * The SDK declarations an agent's program can call, for a harness that puts them in the system
- * prompt (`sdkIn: 'system-prompt'`). The same text `run_code`'s description embeds otherwise.
+ * What a harness puts in the system prompt for an agent when `run_code` is made with
+ * `sdkIn: 'system-prompt'`: the same guide `run_code`'s description carries otherwise (error codes,
+ * the limits in force, an example), then the SDK the agent's program can call, or, for a large tool
+ * set, its listing and the `tools.$search` / `tools.$describe` lookups. The limits and the large-set
+ * options are those of the view's `run_code` transport; a view not in Code Mode gets the defaults.
  * @param agent - whose view (its scope's shadowing and restrictions); `undefined` asks for the
  *   global view. Required, so that leaving it out cannot show a model tools it is denied.
  */
 export function codeModeDeclarations(tools: ToolRuntime, agent: Agent | undefined): string {
-  return sdkFor(tools.list(agent)).declarations
+  const visible = tools.list(agent)
+  const runCode = tools.get(RUN_CODE, agent)
+  const prompt = runCode === undefined ? undefined : prompts.get(runCode)
+  if (prompt !== undefined) return prompt(visible)
+  const whole = sdkFor(visible)
+  return systemPromptText(usesDiscovery(whole) ? discoverySdk(whole) : whole, resolveLimits(), {})
 }
