@@ -712,12 +712,11 @@ function init(toolsJson, maxLogChars, maxArgumentsChars, maxAllArgumentsChars, s
     names[i] = binding;
   }
   ObjectFreeze(target);
-  var available = count === 0 ? 'none' : join(names, count, ', ');
   // The handler has no prototype, so a trap cannot be planted on Object.prototype.
   var unknown = new ProxyCtor(target, ObjectFreeze({ __proto__: null,
     get: function (t, key) {
       if (typeof key === 'symbol' || hasOwn(t, key) || INHERITED[key] === true) return t[key];
-      throw withCode(new TypeErrorCtor('tools.' + clip(key, MAX_NAME) + ' is not a tool. Available tools: ' + available), 'UNKNOWN_TOOL');
+      throw withCode(new TypeErrorCtor(late().unknownTool(key, names, count)), 'UNKNOWN_TOOL');
     },
   }));
   // The tools as own properties, found without a trap; only other names reach the proxy (which
@@ -879,5 +878,88 @@ function unreadable(x, stackLimit) {
   return withCode(new RangeErrorCtor('the tool result is nested too deeply to be read within the program\'s stack limit of ' + stackLimit + ' bytes (stackSizeBytes)'), 'ANSWER_TOO_DEEP');
 }
 
-return ObjectFreeze({ format: format, describeError: describeError, unreadable: unreadable });
+// The message for tools.<key> when key is not a tool: the closest tools (the same name in another
+// case or with other separators, a few edits away, one name inside the other, shared words), then
+// the first tools there are. Bounded: the first MAX_SUGGESTED names, 64 characters of each.
+var MAX_SUGGESTED = 5000, MAX_LISTED = 30;
+var LOWER = 'abcdefghijklmnopqrstuvwxyz', DIGITS = '0123456789';
+// The letters (lower case) and digits of a name's first 64 characters, as words at separators,
+// case changes and digit runs: readFile -> read, file.
+function wordsOf(s) {
+  var words = list(), n = 0, word = '', kind = 0, len = s.length > 64 ? 64 : s.length;
+  for (var i = 0; i <= len; i++) {
+    var c = i < len ? ReflectApply(StringCharCodeAt, s, [i]) : 32;
+    var k = c >= 97 && c <= 122 ? 1 : (c >= 65 && c <= 90 ? 2 : (c >= 48 && c <= 57 ? 3 : 0));
+    if (word !== '' && (k === 0 || k === 3 ? kind !== k : (kind === 3 || (k === 2 && kind === 1)))) { words[n] = word; n = n + 1; word = ''; }
+    if (k !== 0) word = word + (k === 1 ? LOWER[c - 97] : (k === 2 ? LOWER[c - 65] : DIGITS[c - 48]));
+    kind = k;
+  }
+  words.length = n;
+  return words;
+}
+function squashed(words) { return join(words, words.length, ''); }
+// Edit distance (a swap of neighbours is one edit), or limit + 1 once it must be more.
+function distance(a, b, limit) {
+  if (a.length - b.length > limit || b.length - a.length > limit) return limit + 1;
+  var before = list(), prev = list(), cur;
+  for (var j = 0; j <= b.length; j++) prev[j] = j;
+  for (var i = 1; i <= a.length; i++) {
+    cur = list(); cur[0] = i;
+    var low = i;
+    for (var j2 = 1; j2 <= b.length; j2++) {
+      var ac = ReflectApply(StringCharCodeAt, a, [i - 1]), bc = ReflectApply(StringCharCodeAt, b, [j2 - 1]);
+      var v = prev[j2] + 1;
+      if (cur[j2 - 1] + 1 < v) v = cur[j2 - 1] + 1;
+      if (prev[j2 - 1] + (ac === bc ? 0 : 1) < v) v = prev[j2 - 1] + (ac === bc ? 0 : 1);
+      if (i > 1 && j2 > 1 && ac === ReflectApply(StringCharCodeAt, b, [j2 - 2]) && bc === ReflectApply(StringCharCodeAt, a, [i - 2]) && before[j2 - 2] + 1 < v) v = before[j2 - 2] + 1;
+      cur[j2] = v;
+      if (v < low) low = v;
+    }
+    if (low > limit) return limit + 1;
+    before = prev; prev = cur;
+  }
+  return prev[b.length];
+}
+function sameWord(a, b) {
+  if (a === b) return true;
+  if (a.length >= 3 && b.length >= 3 && (ReflectApply(StringStartsWith, a, [b]) || ReflectApply(StringStartsWith, b, [a]))) return true;
+  return a.length >= 4 && b.length >= 4 && distance(a, b, 1) <= 1;
+}
+// How close a name is, lower is closer (below 5: the same name spelled another way), or -1.
+function closeness(key, keyWords, name) {
+  var theirs = wordsOf(name), other = squashed(theirs);
+  if (other === '' || key === '') return -1;
+  if (other === key) return 0;
+  var limit = key.length < 6 ? 1 : (key.length < 9 ? 2 : 3);
+  var d = distance(key, other, limit);
+  if (d <= limit) return 1 + d;
+  if (key.length >= 3 && (ReflectApply(StringIndexOf, other, [key]) >= 0 || (other.length >= 4 && ReflectApply(StringIndexOf, key, [other]) >= 0))) return 5;
+  var shared = 0;
+  for (var w = 0; w < keyWords.length; w++) {
+    for (var t = 0; t < theirs.length; t++) if (sameWord(keyWords[w], theirs[t])) { shared = shared + 1; break; }
+  }
+  return shared === 0 ? -1 : 10 - (shared > 5 ? 5 : shared);
+}
+function unknownTool(key, names, count) {
+  var keyWords = wordsOf(key), k = squashed(keyWords);
+  var best = list(), scores = list(), n = 0, max = count < MAX_SUGGESTED ? count : MAX_SUGGESTED;
+  for (var i = 0; i < max; i++) {
+    var s = closeness(k, keyWords, names[i]);
+    if (s < 0 || (n === 3 && s >= scores[2])) continue;
+    var at = n < 3 ? n : 2;
+    while (at > 0 && scores[at - 1] > s) { best[at] = best[at - 1]; scores[at] = scores[at - 1]; at = at - 1; }
+    best[at] = names[i]; scores[at] = s;
+    if (n < 3) n = n + 1;
+  }
+  // A near spelling says more than names that merely share a word: when there is one, only those.
+  if (n > 0 && scores[0] < 5) while (scores[n - 1] >= 5) n = n - 1;
+  var hint = '';
+  for (var h = 0; h < n; h++) hint = hint + (h === 0 ? 'Did you mean ' : (h === n - 1 ? ' or ' : ', ')) + '\x60tools.' + clip(best[h], MAX_NAME) + '\x60';
+  var shown = list(), m = count < MAX_LISTED ? count : MAX_LISTED;
+  for (var l = 0; l < m; l++) shown[l] = clip(names[l], MAX_NAME);
+  var available = count === 0 ? 'none' : join(shown, m, ', ') + (count > m ? ' (and ' + (count - m) + ' more)' : '');
+  return 'tools.' + clip(key, MAX_NAME) + ' is not a tool. ' + (hint === '' ? '' : hint + '? ') + 'Available tools: ' + available;
+}
+
+return ObjectFreeze({ format: format, describeError: describeError, unreadable: unreadable, unknownTool: unknownTool });
 })`

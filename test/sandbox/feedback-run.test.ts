@@ -90,6 +90,52 @@ describe.each(enginesUnderTest())('errors that name the fix, on $name', (engineU
     expect(text).not.toContain('secret_vault')
   })
 
+  it('an unknown tool names the closest tools, at run time, with the line quoted', async () => {
+    const { run, ran } = setup()
+    const text = textOf(await run('await tools.write_file({ path: "out.txt" })\nconst r = await tools.readFile({ path: "a" })\nreturn r'))
+    expect(text).toMatch(/^The program threw TypeError \(UNKNOWN_TOOL\) at line 2, column \d+: tools\.readFile is not a tool\. Did you mean `tools\.read_file`\? Available tools: read_file, wait_forever, write_file\n {2}2 \| const r = await tools\.readFile/)
+    expect(ran).toEqual(['write_file'])
+  })
+
+  it('a program can catch an unknown tool and read the same suggestion', async () => {
+    const { run } = setup()
+    const result = await run('try { tools.writeFiel } catch (e) { return [e.code, e.message] }')
+    expect(result).toMatchObject({
+      isError: false,
+      value: { result: ['UNKNOWN_TOOL', 'tools.writeFiel is not a tool. Did you mean `tools.write_file`? Available tools: read_file, wait_forever, write_file'] },
+    })
+  })
+
+  it('an unknown tool suggests tools sharing words when no spelling is near, and none of the hidden ones', async () => {
+    const { run } = setup()
+    const result = await run('const out = []\nfor (const name of ["fileRead", "secret_vault", "secretVault", "zzz"]) { try { tools[name] } catch (e) { out.push(e.message) } }\nreturn out')
+    expect(result).toMatchObject({
+      isError: false,
+      value: {
+        result: [
+          'tools.fileRead is not a tool. Did you mean `tools.read_file` or `tools.write_file`? Available tools: read_file, wait_forever, write_file',
+          'tools.secret_vault is not a tool. Available tools: read_file, wait_forever, write_file',
+          'tools.secretVault is not a tool. Available tools: read_file, wait_forever, write_file',
+          'tools.zzz is not a tool. Available tools: read_file, wait_forever, write_file',
+        ],
+      },
+    })
+  })
+
+  it('an unknown tool in a large tool set lists the first tools and how many more there are', async () => {
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine }) } })
+    for (let i = 0; i < 200; i++) ctx.tools.register(rawTool(`tool_${String(i).padStart(3, '0')}`))
+    const agent = ctx.agent('many')
+    const result = await agent.ctx.tools.execute({ callId: 'r', name: 'run_code', arguments: { code: 'try { tools.tool_1234 } catch (e) { return e.message }' }, signal: new AbortController().signal })
+    expect(result).toMatchObject({ isError: false, value: { result: expect.stringMatching(/^tools\.tool_1234 is not a tool\. Did you mean `tools\.tool_123`, `tools\.tool_124` or `tools\.tool_134`\? Available tools: tool_000, tool_001, .*, tool_029 \(and 170 more\)$/) } })
+  })
+
+  it('a correct program sees tools as before: the names, typeof and in', async () => {
+    const { run } = setup()
+    const result = await run('return [Object.keys(tools), typeof tools.read_file, "read_file" in tools, "readFile" in tools, "toString" in tools]')
+    expect(result).toMatchObject({ isError: false, value: { result: [['read_file', 'wait_forever', 'write_file'], 'function', true, false, true] } })
+  })
+
   it('a thrown error quotes the line it was thrown at', async () => {
     const { run } = setup()
     const text = textOf(await run('const r = await tools.read_file({ path: "a" })\nif (!r.text) throw new Error("no text in the result")\nreturn r'))
