@@ -22,6 +22,7 @@ import type { SandboxEngine } from '../sandbox/index.ts'
 import { benchAdapters } from './adapters.ts'
 import { benchLoad } from './load.ts'
 import { benchMcp } from './mcp.ts'
+import { benchMemory } from './memory.ts'
 
 const SEQUENTIAL_CALLS = 1_000
 const PARALLEL_CALLS = 100
@@ -271,6 +272,7 @@ async function main(): Promise<void> {
   if (ivmMissing === undefined) await benchBystander('isolated-vm in-process', () => createIsolatedVmEngine({ isolation: 'in-process' }))
   // Each section's lines start with its own heading, but the adapters'.
   for (const line of await benchLoad()) console.log(line)
+  for (const line of await benchMemory()) console.log(line)
   console.log('\n== MCP ==')
   for (const line of (await benchMcp()).slice(1)) console.log(line)
   console.log('\n== provider adapters ==')
