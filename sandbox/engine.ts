@@ -61,6 +61,12 @@ export interface ToolBinding {
   readonly binding: string
   /** The registered tool name. */
   readonly name: string
+  /**
+   * Present when the program discovers its tools in the sandbox (a large tool set): the one-line
+   * summary `tools.$search` returns and the declaration `tools.$describe` returns.
+   */
+  readonly summary?: string
+  readonly declaration?: string
 }
 
 /** The outcome of one guest SDK call as the guest receives it. */

@@ -98,10 +98,18 @@ export interface GuestRuntimeApi {
   loadDeferred(): void
 }
 
-/** The `init` argument for a run's bindings: JSON `[[binding, name], …]`. */
-export function toolsJson(tools: readonly { readonly binding: string; readonly name: string }[]): string {
-  return JSON.stringify(tools.map((t) => [t.binding, t.name]))
+/**
+ * The `init` argument for a run's bindings: JSON `[[binding, name], …]`, or, when the tools carry
+ * their summary and declaration (a large tool set), `[[binding, name, summary, declaration], …]`:
+ * then `tools.$search` and `tools.$describe` answer from them inside the guest.
+ */
+export function toolsJson(tools: readonly { readonly binding: string; readonly name: string; readonly summary?: string; readonly declaration?: string }[]): string {
+  return JSON.stringify(tools.map((t) => (t.declaration === undefined ? [t.binding, t.name] : [t.binding, t.name, t.summary ?? '', t.declaration])))
 }
+
+/** The longest `tools.$search` query read (in UTF-16 code units), and the most matches it returns. */
+export const MAX_SEARCH_QUERY_CHARS = 200
+export const MAX_SEARCH_RESULTS = 50
 
 /** The limits `init` takes after the tool list, in its order (contract step 3), for every engine. */
 export function initLimits(
@@ -331,6 +339,7 @@ const KIT = [
   'ArrayIsArray', 'StringCtor', 'SymbolToString', 'DateToISOString', 'StringSlice', 'StringIndexOf',
   'StringStartsWith', 'StringCharCodeAt', 'list', 'join', 'clip', 'tagOf', 'MAX_TEXT', 'MAX_NAME', 'MAX_STACK', 'MAX_CUT',
   'RangeErrorCtor', 'ReflectGetOwnPropertyDescriptor', 'withCode',
+  'StringToLowerCase', 'ObjectDefineProperty', 'TypeErrorCtor',
 ] as const
 
 const PRELUDE = String.raw`(function () {
@@ -400,6 +409,7 @@ var StringSlice = String.prototype.slice;
 var StringIndexOf = String.prototype.indexOf;
 var StringStartsWith = String.prototype.startsWith;
 var StringCharCodeAt = String.prototype.charCodeAt;
+var StringToLowerCase = String.prototype.toLowerCase;
 var MAX_DEPTH = ${MAX_JSON_DEPTH};
 var MAX_TEXT = ${MAX_ERROR_TEXT_CHARS};
 var MAX_NAME = ${MAX_NAME_CHARS};
@@ -723,6 +733,8 @@ function init(toolsJson, maxLogChars, maxArgumentsChars, maxAllArgumentsChars, s
   // answers every name as the tools object did before it had this front).
   var tools = ObjectCreate(unknown);
   for (var j = 0; j < count; j++) ObjectDefineProperty(tools, names[j], { __proto__: null, value: fns[j], enumerable: true });
+  // A large tool set's lookups (deferred part): they answer from what init got, never from the host.
+  if (count > 0 && pairs[0].length > 2) late().lookups(tools, pairs, count);
   ObjectFreeze(tools);
   ObjectDefineProperty(g, 'tools', { __proto__: null, value: tools, writable: false, configurable: false, enumerable: false });
 }
@@ -878,6 +890,88 @@ function unreadable(x, stackLimit) {
   return withCode(new RangeErrorCtor('the tool result is nested too deeply to be read within the program\'s stack limit of ' + stackLimit + ' bytes (stackSizeBytes)'), 'ANSWER_TOO_DEEP');
 }
 
+// tools.$search: the catalog entries ([binding, name, summary, declaration]) that best match the
+// words of query, by name first, then summary, then declaration; ties keep catalog (name) order.
+var MAX_QUERY = ${MAX_SEARCH_QUERY_CHARS}, MAX_RESULTS = ${MAX_SEARCH_RESULTS};
+var lowered = null;
+function lower(catalog, i, field) {
+  if (lowered === null) { lowered = list(); lowered.length = catalog.length * 4; }
+  var at = i * 4 + field;
+  var v = lowered[at];
+  if (v === undefined) { v = ReflectApply(StringToLowerCase, catalog[i][field], []); lowered[at] = v; }
+  return v;
+}
+function queryWords(query) {
+  var q = ReflectApply(StringToLowerCase, query.length > MAX_QUERY ? ReflectApply(StringSlice, query, [0, MAX_QUERY]) : query, []);
+  var words = list(), n = 0, start = -1, len = q.length;
+  for (var i = 0; i <= len; i++) {
+    var c = i < len ? ReflectApply(StringCharCodeAt, q, [i]) : 32;
+    var word = (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 36 || c >= 128;
+    if (word && start < 0) start = i;
+    else if (!word && start >= 0) { words[n] = ReflectApply(StringSlice, q, [start, i]); n = n + 1; start = -1; }
+  }
+  words.length = n;
+  return words;
+}
+function contains(text, word) { return ReflectApply(StringIndexOf, text, [word]) >= 0; }
+function score(catalog, i, words) {
+  var total = 0;
+  for (var w = 0; w < words.length; w++) {
+    var word = words[w], binding = lower(catalog, i, 0), name = lower(catalog, i, 1);
+    if (binding === word || name === word) total = total + 8;
+    else if (contains(binding, word) || contains(name, word)) total = total + (ReflectApply(StringStartsWith, name, [word]) ? 6 : 5);
+    else if (contains(lower(catalog, i, 2), word)) total = total + 2;
+    else if (contains(lower(catalog, i, 3), word)) total = total + 1;
+  }
+  return total;
+}
+function newArray(items, n) {
+  var out = [];
+  for (var i = 0; i < n; i++) ObjectDefineProperty(out, i, { __proto__: null, value: items[i], writable: true, enumerable: true, configurable: true });
+  return out;
+}
+function search(catalog, query, limit) {
+  if (typeof query !== 'string') throw withCode(new TypeErrorCtor('tools.$search(query, limit?): query must be a string of words, like tools.$search("read file")'), 'INVALID_ARGS');
+  var max = typeof limit === 'number' && limit >= 1 ? (limit > MAX_RESULTS ? MAX_RESULTS : limit - limit % 1) : 10;
+  var words = queryWords(query);
+  // The best max so far, best first: indexes and scores.
+  var best = list(), scores = list(), n = 0;
+  for (var i = 0; i < catalog.length; i++) {
+    var s = words.length === 0 ? 1 : score(catalog, i, words);
+    if (s === 0 || (n === max && s <= scores[n - 1])) continue;
+    var at = n < max ? n : n - 1;
+    while (at > 0 && scores[at - 1] < s) { best[at] = best[at - 1]; scores[at] = scores[at - 1]; at = at - 1; }
+    best[at] = i; scores[at] = s;
+    if (n < max) n = n + 1;
+  }
+  var found = list();
+  for (var k = 0; k < n; k++) { var e = catalog[best[k]]; found[k] = { name: e[0], summary: e[2] }; }
+  return newArray(found, n);
+}
+// Defines tools.$search and tools.$describe over the [binding, name, summary, declaration] entries.
+function lookups(tools, pairs, count) {
+  var catalog = list();
+  for (var i = 0; i < count; i++) catalog[i] = pairs[i];
+  catalog.length = count;
+  var define = function (name, fn) {
+    ObjectDefineProperty(fn, 'name', { __proto__: null, value: name });
+    ObjectDefineProperty(tools, name, { __proto__: null, value: fn });
+  };
+  define('$search', function (query, limit) { return search(catalog, query, limit); });
+  define('$describe', function (name) { return describeTool(catalog, name); });
+}
+function describeTool(catalog, name) {
+  if (typeof name === 'string') {
+    for (var i = 0; i < catalog.length; i++) if (catalog[i][0] === name || catalog[i][1] === name) return catalog[i][3];
+  }
+  var shown = typeof name === 'string' ? JSONstringify(clip(name, MAX_NAME)) : 'a ' + typeof name;
+  var close = typeof name === 'string' ? search(catalog, name, 3) : [];
+  var names = list();
+  for (var k = 0; k < close.length; k++) names[k] = close[k].name;
+  var hint = close.length === 0 ? '' : ' Closest: ' + join(names, close.length, ', ') + '.';
+  throw withCode(new TypeErrorCtor('tools.$describe(name): no tool is named ' + shown + '.' + hint + ' Find tools with tools.$search("words").'), 'UNKNOWN_TOOL');
+}
+
 // The message for tools.<key> when key is not a tool: the closest tools (the same name in another
 // case or with other separators, a few edits away, one name inside the other, shared words), then
 // the first tools there are. Bounded: the first MAX_SUGGESTED names, 64 characters of each.
@@ -961,5 +1055,5 @@ function unknownTool(key, names, count) {
   return 'tools.' + clip(key, MAX_NAME) + ' is not a tool. ' + (hint === '' ? '' : hint + '? ') + 'Available tools: ' + available;
 }
 
-return ObjectFreeze({ format: format, describeError: describeError, unreadable: unreadable, unknownTool: unknownTool });
+return ObjectFreeze({ format: format, describeError: describeError, unreadable: unreadable, lookups: lookups, unknownTool: unknownTool });
 })`
