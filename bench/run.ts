@@ -277,6 +277,7 @@ async function main(): Promise<void> {
   for (const line of (await benchMcp()).slice(1)) console.log(line)
   console.log('\n== provider adapters ==')
   for (const line of await benchAdapters()) console.log(line)
+  for (const line of await (await import('./description.ts')).benchDescription()) console.log(line)
 }
 
 await main()
