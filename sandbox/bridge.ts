@@ -1,7 +1,8 @@
 import type { Agent, CodeModeHost } from '../src/context.ts'
 import { ToolErrorCode } from '../src/errors.ts'
 import type { ToolExecutionInput, ToolExecutionToken, ToolRunContext } from '../src/execution.ts'
-import { parseDurableJson, stringifyJson } from '../src/json-boundary.ts'
+import type { CodeProgress } from '../src/events.ts'
+import { parseDurableJson, snapshotJson, stringifyJson } from '../src/json-boundary.ts'
 import type { JsonValue } from '../src/json-boundary.ts'
 import type { ContentBlock, UserMessage } from '../src/messages.ts'
 import { describeThrown } from '../src/results.ts'
@@ -57,8 +58,12 @@ export class RunBridge implements GuestHost {
   readonly #maxTotalArgumentBytes: number
   /** Argument characters of the calls accepted so far. */
   #argumentBytes = 0
+  /** Live progress (`tools/code-progress`), when someone listens: each start, settle and console line. */
+  readonly #progress: ((progress: CodeProgress) => void) | undefined
 
-  constructor(host: CodeModeHost, exec: ToolRunContext, limits: SandboxLimits) {
+  /** `progress` reports this run's steps live; leave it out when nobody listens. */
+  constructor(host: CodeModeHost, exec: ToolRunContext, limits: SandboxLimits, progress?: (progress: CodeProgress) => void) {
+    this.#progress = progress
     this.#host = host
     this.#exec = exec
     this.#callId = exec.callId
@@ -101,6 +106,7 @@ export class RunBridge implements GuestHost {
 
   log(entry: LogEntry): void {
     this.logs.push(entry)
+    this.#progress?.({ type: 'log', level: entry.level, text: entry.text })
   }
 
   call(name: string, argsJson: string): Promise<HostCallOutcome> {
@@ -171,13 +177,24 @@ export class RunBridge implements GuestHost {
       // or slip a call past an exclusive one. Each call still runs only once its own start is written.
       const written = this.#session === undefined ? undefined : this.#append(this.#session, codeDispatchStartEvent(callId, subCallId, name, args))
       const mode = this.#host.executionMode(input)
-      const execute = () => this.#host.execute(input)
+      const progress = this.#progress
+      // Reported when the scheduler lets the call start; observers get their own frozen copy of the arguments.
+      const execute =
+        progress === undefined
+          ? () => this.#host.execute(input)
+          : () => {
+              progress({ type: 'call-start', subCallId, name, arguments: snapshotJson(args) })
+              return this.#host.execute(input)
+            }
       const result = await this.#scheduler.run(mode, written === undefined ? execute : () => written.then(execute))
       if (result.additionalContexts !== undefined) this.#contexts[index - 1] = result.additionalContexts
       const outcome: HostCallOutcome = result.isError
         ? { ok: false, message: result.error.message, code: result.error.info?.code ?? ToolErrorCode.TOOL_FAILED }
         : { ok: true, valueJson: stringifyJson(result.value) }
       if (!result.isError && result.concludesTurn === true) this.#concludes = true
+      if (progress !== undefined) {
+        progress(outcome.ok ? { type: 'call-end', subCallId, name, isError: false } : { type: 'call-end', subCallId, name, isError: true, error: { code: outcome.code, message: outcome.message } })
+      }
       // The program gets its answer now; the durable copy is made after it (the spec's "the program
       // already received the complete value"), so a slow log sink never holds the program up. The
       // call stays in flight until it is logged: drain() waits for that.

@@ -444,7 +444,7 @@ async function runProgram(
   }
   const runLimits = plain && !typeCheck ? limits : { ...limits, wallTimeMs: remainingMs() }
 
-  const bridge = new RunBridge(host, exec, limits)
+  const bridge = new RunBridge(host, exec, limits, host.progress?.(exec))
   let outcome
   try {
     outcome = await engine.run({

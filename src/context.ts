@@ -1,6 +1,6 @@
 import { DisposedError, ToolDefinitionError } from './errors.ts'
 import { ToolEventBus } from './events.ts'
-import type { ToolEventName, ToolEvents } from './events.ts'
+import type { CodeProgress, ToolEventName, ToolEvents } from './events.ts'
 import type {
   CodeDispatchLog,
   ToolExecution,
@@ -13,7 +13,7 @@ import type {
 import { snapshotJson } from './json-boundary.ts'
 import { describeThrown, isStrayPromise } from './results.ts'
 import type { ContentBlock } from './messages.ts'
-import { liveRun, resolveTool, runCodeDispatchLog, runPipeline } from './pipeline.ts'
+import { codeProgressReporter, liveRun, resolveTool, runCodeDispatchLog, runPipeline } from './pipeline.ts'
 import type { ApprovalService, LiveTransport, PipelineHost } from './pipeline.ts'
 import { RUN_CODE, ToolRegistry } from './registry.ts'
 import type { CodeModeTool, ToolPresentationMode, ToolRestriction } from './registry.ts'
@@ -48,6 +48,11 @@ export interface CodeModeHost {
   codeDispatchLog(dispatch: CodeDispatchLog): Promise<ContentBlock[]>
   /** Bound on overlapping parallel-safe sub-calls of one run. */
   readonly maxParallelSubCalls: number
+  /**
+   * The `tools/code-progress` reporter of a starting run, or undefined when nobody who may see the
+   * run listens (see `codeProgressReporter`). Optional for hosts that offer no live progress.
+   */
+  progress?(run: ToolExecution): ((progress: CodeProgress) => void) | undefined
 }
 
 /** Builds the deployment's `run_code` tool from its host. */
@@ -130,6 +135,7 @@ export function createContext(options: ContextOptions = {}): Context {
       },
       executionMode: (input) => root.tools.executionMode(input),
       codeDispatchLog: (dispatch) => runCodeDispatchLog(deployment, nodeOfAgent(deployment, dispatch.agent), dispatch),
+      progress: (run) => codeProgressReporter(deployment, nodeOfAgent(deployment, run.agent), run),
       maxParallelSubCalls,
     }
     deployment.registry.setTransport(tools.codeMode(host))

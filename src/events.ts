@@ -7,9 +7,35 @@ import type {
   ToolExecution,
   ToolExecutionResult,
 } from './execution.ts'
+import type { JsonValue } from './json-boundary.ts'
 import type { ContentBlock } from './messages.ts'
 import type { ToolRuntime } from './context.ts'
 import type { ScopeNode } from './scope.ts'
+
+/**
+ * One step of a running `run_code` program, as live observers see it: a sub-call starting (after
+ * its number is taken, before policy runs), a sub-call settled, or one console line as the program
+ * wrote it. Not durable: the session log keeps its own `tool/code-dispatch-start` and
+ * `tool/code-dispatch` events, unchanged; these exist for a UI or a terminal while the run lasts.
+ */
+export type CodeProgress =
+  | {
+      readonly type: 'call-start'
+      /** The sub-call's id, `<parent>:code:<n>`, as the session log and `tools/result` know it. */
+      readonly subCallId: string
+      readonly name: string
+      /** The arguments as the program passed them (frozen JSON). */
+      readonly arguments: JsonValue
+    }
+  | {
+      readonly type: 'call-end'
+      readonly subCallId: string
+      readonly name: string
+      readonly isError: boolean
+      /** The error code and message the program received, when the call failed. */
+      readonly error?: { readonly code: string; readonly message: string }
+    }
+  | { readonly type: 'log'; readonly level: 'log' | 'info' | 'warn' | 'error'; readonly text: string }
 
 /**
  * The tool events and their listener shapes. Waterfalls get a single-use `next` (`tools/execute`
@@ -42,6 +68,13 @@ export interface ToolEvents {
   ) => ContentBlock[] | Promise<ContentBlock[]>
   /** Observe the frozen final outcome. */
   'tools/result': (this: ToolRuntime, exec: Readonly<ToolExecution>, result: Readonly<ToolExecutionResult>) => void
+  /**
+   * Follow a running `run_code` program (emit, not durable, failures contained): each sub-call as it
+   * starts and settles, each console line as it is written. `run` is the `run_code` execution record.
+   * Scope-filtered by the run's agent, like `tools/result`: an agent's listener sees its own runs
+   * only. The listeners are those registered when the run started.
+   */
+  'tools/code-progress': (this: ToolRuntime, run: Readonly<ToolExecution>, progress: CodeProgress) => void
 }
 
 /** The name of one tool event. */
@@ -55,6 +88,7 @@ export const TOOL_EVENT_NAMES: readonly ToolEventName[] = Object.freeze([
   'tools/post-execute',
   'tools/code-dispatch-log',
   'tools/result',
+  'tools/code-progress',
 ])
 
 /** A listener as the bus holds it: bound to the `ctx.tools` it was registered through. */

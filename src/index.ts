@@ -10,7 +10,7 @@ export type { Agent, CodeModeHost, CodeModeTransport, ContextOptions, ScopeKey, 
 export { RUN_CODE } from './registry.ts'
 export type { CodeModeTool, ToolPresentationMode, ToolRestriction } from './registry.ts'
 export type { ApprovalAnswer, ApprovalService } from './pipeline.ts'
-export type { ToolEventName, ToolEvents } from './events.ts'
+export type { CodeProgress, ToolEventName, ToolEvents } from './events.ts'
 
 // Tools and their execution
 export { defineTool } from './tool.ts'

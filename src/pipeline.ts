@@ -1,6 +1,6 @@
 import { ToolArgsError, ToolError, ToolErrorCode, ToolNotFoundError, ToolOutputError } from './errors.ts'
 import type { SchemaIssue } from './errors.ts'
-import type { ToolEventBus } from './events.ts'
+import type { CodeProgress, ToolEventBus } from './events.ts'
 import { runWaterfall } from './events.ts'
 import type {
   CallId,
@@ -719,6 +719,30 @@ async function postExecute(
  * scope (`caller` if that run is not live). Only the durable copy changes; a failing listener or
  * a malformed replacement falls back to the original content.
  */
+/**
+ * The live-progress reporter of one `run_code` run (`tools/code-progress`), or undefined when no
+ * listener sees the run's scope: then a run makes nothing per sub-call or console line. Listeners
+ * are those registered now; each gets the run's execution record (never its live run context, whose
+ * deferContext and concludeTurn reach the model) and a frozen step; their failures are contained.
+ */
+export function codeProgressReporter(host: PipelineHost, caller: ScopeNode | undefined, run: ToolExecution): ((progress: CodeProgress) => void) | undefined {
+  const live = liveRun(host, run.token)
+  const listeners = host.bus.listeners('tools/code-progress', live?.scope ?? caller)
+  if (listeners.length === 0) return undefined
+  const exec: ToolExecution = live?.exec ?? Object.freeze(fieldsOf(run, run.signal))
+  return (progress) => {
+    const step = Object.freeze(progress)
+    for (const listener of listeners) {
+      try {
+        const returned = listener(exec, step) as unknown
+        if (returned instanceof Promise) returned.catch((error: unknown) => host.reportListenerError(error, 'tools/code-progress'))
+      } catch (error) {
+        host.reportListenerError(error, 'tools/code-progress')
+      }
+    }
+  }
+}
+
 export async function runCodeDispatchLog(host: PipelineHost, caller: ScopeNode | undefined, dispatch: CodeDispatchLog): Promise<ContentBlock[]> {
   const live = liveRun(host, dispatch.exec.token)
   const original = dispatch.content
