@@ -12,7 +12,8 @@ export const sebastianwesselPeer: Peer = {
   timeLimit: 'executionTimeout (wall time, checked by an interrupt handler)',
   async open(settings) {
     const [{ loadQuickJs }, variant] = await Promise.all([import('@sebastianwessel/quickjs'), import('@jitl/quickjs-ng-wasmfile-release-sync')])
-    const { runSandboxed } = await loadQuickJs(variant.default)
+    // Its types describe the CommonJS build; imported as a module, the default export is the variant.
+    const { runSandboxed } = await loadQuickJs(variant.default as unknown as Parameters<typeof loadQuickJs>[0])
     const options = { env: { tools: hostTools }, ...(settings.timeLimitMs === undefined ? {} : { executionTimeout: settings.timeLimitMs }) }
     return {
       async run(body) {
