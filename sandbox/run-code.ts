@@ -25,6 +25,9 @@ import { pendingCallsNote, placeText, quoteLine, unknownGlobalHint } from './fee
 import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimitName, SandboxLimits } from './engine.ts'
 import { describeLimit, resolveLimits, withCeilings } from './limits.ts'
 import { isPlainJavaScript } from './plain-javascript.ts'
+import { gatedHost, isTypeCheckOption, judgeDiagnostics, mentionsTools, resolveTypeCheck, TYPE_CHECK_MODES } from './program-check.ts'
+import type { TypeCheckMode } from './program-check.ts'
+import { failureBeforeShift, unfenceProgram, withCompletionValue } from './program-input.ts'
 import { createQuickJSEngine } from './quickjs/quickjs-engine.ts'
 import type { StripTypesResult } from './strip-types.ts'
 import { MAX_CHECK_MS, MAX_STRIP_MS, TypeCheckThread } from './type-check-thread.ts'
@@ -42,11 +45,18 @@ export interface RunCodeOptions {
   /** Per-run limits over the defaults (`DEFAULT_LIMITS`). */
   readonly limits?: Partial<SandboxLimits>
   /**
-   * Type-check each program against the agent's SDK before running it and refuse one with type
-   * errors (the diagnostics go back to the model). Off by default: it costs milliseconds per run,
-   * and every tool validates its own arguments anyway.
+   * How each program is type-checked against the agent's SDK before it runs (off the main thread;
+   * the checker starts with the transport, so the first program finds it warm):
+   * - `'guard'` (default): refuse, before any tool runs, only what would certainly fail at run
+   *   time (an unknown tool or global, missing, mistyped or undeclared arguments of a tool call,
+   *   a property a tool's result does not have, calling a non-function); every other diagnostic
+   *   lets the program run and comes back in the result's `notes`. A program that never names
+   *   `tools` starts at once: its check runs only if it reaches a tool, before that call.
+   * - `'enforce'`: refuse a program with any diagnostic.
+   * - `'off'`: no check (the TypeScript thread then starts only for programs with types to remove).
+   * `true` and `false`, this option's values before there were modes, mean `'enforce'` and `'off'`.
    */
-  readonly typeCheck?: boolean
+  readonly typeCheck?: TypeCheckMode | boolean
   /**
    * Where the model reads the SDK: `'description'` (default) embeds it in `run_code`'s
    * description; `'system-prompt'` keeps the description short and expects the harness to put
@@ -329,6 +339,9 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
     return engine
   }
   const sdkIn = options.sdkIn ?? 'description'
+  const typeCheck = resolveTypeCheck(options.typeCheck)
+  // Warm before the first program: TypeScript and its libraries load in their thread now (about a second).
+  if (typeCheck !== 'off') sharedTypeScriptThread().warm()
   const large = options.largeToolSets ?? {}
   const cache = new SdkCache(large)
   // What codeModeDeclarations needs to write this transport's guide for a view.
@@ -354,11 +367,12 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
       if (sdkIn === 'system-prompt') return SYSTEM_PROMPT_DESCRIPTION
       const sdk = cache.get(tools)
       // The model is about to write a program against this SDK: its declarations get parsed meanwhile.
+      if (typeCheck !== 'off') sharedTypeScriptThread().prepare(sdk.declarations)
       return renderRunCodeDescription(sdk, withCeilings(limits, engine?.ceilings), { sdk: isDiscovery(sdk) ? 'discovery' : 'declarations', listingChars: large.listingChars ?? DEFAULT_LISTING_CHARS })
     },
     async execute(args, exec) {
       const runEngine = engineForRun()
-      return runProgram(host, runEngine, withCeilings(limits, runEngine.ceilings), cache, options.typeCheck === true, args, exec)
+      return runProgram(host, runEngine, withCeilings(limits, runEngine.ceilings), cache, typeCheck, args, exec)
     },
   })
 }
@@ -385,6 +399,12 @@ function checkOptions(options: unknown): void {
   if (unknown.length > 0) {
     throw new TypeError(`createRunCode(options): unknown option ${unknown.map((key) => `\`${key}\``).join(', ')}; the options are ${[...OPTION_NAMES].map((key) => `\`${key}\``).join(', ')}`)
   }
+  const { typeCheck } = options as { typeCheck?: unknown }
+  if (typeCheck !== undefined && !isTypeCheckOption(typeCheck)) {
+    throw new TypeError(
+      `createRunCode({ typeCheck }): typeCheck must be ${TYPE_CHECK_MODES.map((mode) => `'${mode}'`).join(', ')} (or true for 'enforce', false for 'off'), or left out for 'guard'; got ${typeof typeCheck === 'string' ? `'${typeCheck}'` : typeof typeCheck}`,
+    )
+  }
 }
 
 /** Remove the types of a program in the TypeScript thread. */
@@ -408,7 +428,7 @@ async function runProgram(
   engine: SandboxEngine,
   limits: SandboxLimits,
   cache: SdkCache,
-  typeCheck: boolean,
+  typeCheck: TypeCheckMode,
   args: unknown,
   exec: ToolRunContext,
 ): Promise<RunCodeValue> {
@@ -422,33 +442,44 @@ async function runProgram(
   const owner = exec.agent === undefined ? {} : { owner: exec.agent }
   // What is left of the wall-time limit, the whole run's: what stripping and checking took is gone from it.
   const remainingMs = (): number => Math.max(1, Math.floor(limits.wallTimeMs - (performance.now() - started)))
+  // A fenced program loses its fence lines (blanked: every line keeps its number); prose around it is refused.
+  const input = unfenceProgram(code)
+  if (!input.ok) throw codeRunFailed(input.message)
+  const source = input.code
   // Plain JavaScript runs as written. Anything else is parsed by TypeScript in its own thread: loading
   // it costs the main thread half a second and 80 MB, and a few hundred hostile bytes can keep the
   // parser busy for seconds.
-  const plain = isPlainJavaScript(code)
-  const stripped: StripTypesResult = plain ? { ok: true, code } : await stripOffThread(code, limits, { timeoutMs: remainingMs(), signal: exec.signal, ...owner })
+  const plain = isPlainJavaScript(source)
+  const stripped: StripTypesResult = plain ? { ok: true, code: source } : await stripOffThread(source, limits, { timeoutMs: remainingMs(), signal: exec.signal, ...owner })
   if (!stripped.ok) {
     throw codeRunFailed(`The program was not run: line ${stripped.line}, column ${stripped.column}: ${stripped.message}`)
   }
   const sdk = cache.get(host.visibleTools(exec))
-  if (typeCheck) {
-    // Off the main thread and under the run's wall-time limit: a small program can keep the
-    // checker busy for seconds.
-    const checked = await sharedTypeScriptThread().check(sdk.declarations, code, { timeoutMs: remainingMs(), signal: exec.signal, ...owner })
+  // The check, off the main thread and under the run's wall-time limit (a small program can keep
+  // the checker busy for seconds): its refusal is the run's failure, its other findings are notes.
+  const check = async (mode: 'guard' | 'enforce'): Promise<void> => {
+    const checked = await sharedTypeScriptThread().check(sdk.declarations, source, { timeoutMs: remainingMs(), signal: exec.signal, ...owner })
     if (!checked.ok) throw stopped(exec.signal, checked.reason === 'aborted', () => offThreadMessage('check', checked.reason, limits))
-    const { diagnostics } = checked
-    if (diagnostics.length > 0) {
-      const lines = diagnostics.slice(0, 10).map((d) => `line ${d.line}, column ${d.column}: ${d.message}`)
-      throw codeRunFailed(`The program was not run, it has type errors:\n${lines.join('\n')}`)
-    }
+    const verdict = judgeDiagnostics(checked.diagnostics, mode, code, sdk.bindings.map((tool) => tool.binding))
+    if (verdict.refusal !== undefined) throw codeRunFailed(verdict.refusal)
+    notes.push(...verdict.notes)
   }
-  const runLimits = plain && !typeCheck ? limits : { ...limits, wallTimeMs: remainingMs() }
+  // Side effects come only from tool calls. A program that names `tools` is checked before it runs;
+  // one that does not starts at once (no wait for the checker), and if it reaches a tool anyway
+  // (`globalThis['to' + 'ols']`, `eval`) that first call waits for the check, which can still refuse.
+  const checkedFirst = typeCheck === 'enforce' || (typeCheck === 'guard' && mentionsTools(source))
+  if (checkedFirst) await check(typeCheck as 'guard' | 'enforce')
+  let refusal: unknown
+  const runHost = typeCheck === 'guard' && !checkedFirst ? gatedHost(host, () => check('guard').catch((error: unknown) => Promise.reject((refusal = error)))) : host
+  // A last expression is the result of a program without a `return` of its own (positions kept, or mapped back).
+  const prepared = await withCompletionValue(stripped.code)
+  const runLimits = plain && !checkedFirst ? limits : { ...limits, wallTimeMs: remainingMs() }
 
-  const bridge = new RunBridge(host, exec, limits, host.progress?.(exec))
+  const bridge = new RunBridge(runHost, exec, limits, host.progress?.(exec))
   let outcome
   try {
     outcome = await engine.run({
-      code: stripped.code,
+      code: prepared.code,
       tools: sdk.bindings,
       limits: runLimits,
       host: bridge,
@@ -465,8 +496,10 @@ async function runProgram(
   }
   // What the program left running is told to the model by the binding it called.
   const pending = bridge.pendingAtEnd.length === 0 ? [] : bindingsOf(bridge.pendingAtEnd, sdk)
+  // A program that reached a tool without naming `tools` and failed its check: the refusal is the answer.
+  if (refusal !== undefined) throw refusal
   if (!outcome.ok) {
-    const { error } = outcome
+    const error = failureBeforeShift(outcome.error, prepared.shift)
     const context: FailureContext = { code, tools: sdk.bindings.map((tool) => tool.binding), pending }
     throw stopped(exec.signal, error.kind === 'aborted', () => describeFailure(error, limits, bridge.logs, context))
   }

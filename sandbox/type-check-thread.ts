@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads'
-import type { TypeCheckDiagnostic } from '../sdk-gen/type-check.ts'
+import type { ClassifiedDiagnostic } from '../sdk-gen/type-check-core.js'
 import { packageFile } from './package-files.ts'
 import type { StripTypesResult } from './strip-types.ts'
 
@@ -33,10 +33,22 @@ const MAX_CHECKER_HEAP_MB = 512
 export type OffThreadFailure = { readonly ok: false; readonly reason: 'timeout' | 'too-slow' | 'aborted' | 'failed' }
 
 /** How one check ended: `too-slow` is a check stopped at {@link MAX_CHECK_MS}. */
-export type OffThreadCheck = { readonly ok: true; readonly diagnostics: readonly TypeCheckDiagnostic[] } | OffThreadFailure
+export type OffThreadCheck = { readonly ok: true; readonly diagnostics: readonly ClassifiedDiagnostic[] } | OffThreadFailure
 
 /** How one type removal ended: `too-slow` is one stopped at {@link MAX_STRIP_MS}. */
 export type OffThreadStrip = { readonly ok: true; readonly stripped: StripTypesResult } | OffThreadFailure
+
+/** Declarations remembered as prepared, as many as the worker keeps parsed (type-check-core.js). */
+const MAX_PREPARED = 8
+
+/** The signal of preparation jobs, which nothing cancels. */
+const NEVER_ABORTED = new AbortController().signal
+
+/** The turn key of preparation jobs, which never keep the process alive. */
+const PREPARING = {}
+
+/** The longest a preparation job may wait for the worker (loading TypeScript included). */
+const MAX_PREPARE_WAIT_MS = 60_000
 
 /** The turn key of jobs submitted without an owner. */
 const NO_OWNER = {}
@@ -46,7 +58,7 @@ type WorkerRequest =
   | { readonly kind: 'strip'; readonly program: string }
 
 type WorkerReply =
-  | { readonly id: number; readonly diagnostics: TypeCheckDiagnostic[] }
+  | { readonly id: number; readonly diagnostics: ClassifiedDiagnostic[] }
   | { readonly id: number; readonly stripped: StripTypesResult }
   | { readonly id: number; readonly error: string }
 
@@ -101,6 +113,8 @@ export class TypeCheckThread {
   readonly #warm = new Set<WorkerRequest['kind']>()
   /** The kinds of job the worker was sent a warm-up of and has not answered, in order (it answers in order). */
   readonly #warming: WorkerRequest['kind'][] = []
+  /** Declarations the worker was asked to prepare (it keeps the parses of the last few). */
+  readonly #prepared = new Set<string>()
 
   /**
    * @param options.maxCheckMs the most one check may hold the checker (default {@link MAX_CHECK_MS}).
@@ -147,9 +161,36 @@ export class TypeCheckThread {
       options.signal.addEventListener('abort', job.onAbort, { once: true })
       // From submission: time spent waiting behind another run's job counts too.
       job.timer = setTimeout(() => end('timeout'), job.timeoutMs)
+      if (owner === PREPARING) job.timer.unref()
       this.#queue.push(job)
       this.#next()
     })
+  }
+
+  /**
+   * Start the worker now and have it load TypeScript and its libraries for checks, so that the
+   * first program is not the one that waits for them (about a second). Idempotent; the worker does
+   * not keep the process alive while it warms up or idles.
+   */
+  warm(): void {
+    const worker = this.#spawned('check')
+    this.#warmUp(worker, 'check')
+    if (this.#current === undefined) worker.unref()
+  }
+
+  /**
+   * Have the worker parse and bind `declarations` (an SDK about to be used) and check an empty
+   * program against them, so a program's first check finds them ready. A job of its own, taken
+   * only when no job runs or waits: it never delays a run already waiting, and a run that comes
+   * later waits for it as for any job (its share of the worker starts with it). Skipped for
+   * declarations prepared already.
+   */
+  prepare(declarations: string): void {
+    if (this.#current !== undefined || this.#queue.length > 0 || this.#prepared.has(declarations)) return
+    this.#prepared.add(declarations)
+    if (this.#prepared.size > MAX_PREPARED) this.#prepared.delete(this.#prepared.values().next().value as string)
+    // Its wait may include loading TypeScript (seconds on a busy machine); its share of the worker is a check's.
+    void this.#submit({ kind: 'check', declarations, program: '' }, this.#maxCheckMs, { timeoutMs: MAX_PREPARE_WAIT_MS, signal: NEVER_ABORTED, owner: PREPARING })
   }
 
   /** Terminate the worker; waiting jobs end as aborted. */
@@ -175,13 +216,16 @@ export class TypeCheckThread {
     const worker = this.#spawned(job.request.kind)
     this.#warmUp(worker, job.request.kind)
     if (this.#warm.has(job.request.kind)) this.#startSlice(job)
-    worker.ref()
+    // A preparation job is no reason for the process to stay up.
+    if (job.owner === PREPARING) worker.unref()
+    else worker.ref()
     worker.postMessage({ id: job.id, ...job.request })
   }
 
   /** The job's share of the worker starts when the worker can work on it (TypeScript loaded). */
   #startSlice(job: Job): void {
     job.slice ??= setTimeout(() => this.#stop(job, 'too-slow'), job.maxMs)
+    if (job.owner === PREPARING) job.slice.unref()
   }
 
   /** The waiting job whose owner was served longest ago (never served: first), oldest first among equals. */
@@ -237,6 +281,7 @@ export class TypeCheckThread {
     this.#worker = worker
     this.#warm.clear()
     this.#warming.length = 0
+    this.#prepared.clear()
     // Loads TypeScript (and, for a check, its libraries: about a second) before any job counts its time.
     this.#warmUp(worker, kind)
     return worker

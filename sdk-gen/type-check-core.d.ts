@@ -7,5 +7,15 @@ export interface CoreDiagnostic {
   readonly message: string
 }
 
+/** A diagnostic with its TypeScript code, and whether it stands for a failure certain at run time. */
+export interface ClassifiedDiagnostic extends CoreDiagnostic {
+  readonly code: number
+  readonly certain: boolean
+  /** For a certain failure about a name: an unknown global, an unknown tool (`tools.<name>`), a field read on a promise. */
+  readonly subject?: 'global' | 'tool' | 'promise'
+  readonly name?: string
+}
+
+export declare function classifiedDiagnostics(declarations: string, program: string): ClassifiedDiagnostic[]
 export declare function programDiagnostics(declarations: string, program: string): CoreDiagnostic[]
 export declare function declarationDiagnostics(declarations: string): CoreDiagnostic[]

@@ -91,17 +91,27 @@ function createHost(files) {
   }
 }
 
-// An agent's declarations change rarely; reusing the last parse spares a parse and a bind per run.
-/** @type {import('typescript').SourceFile | undefined} */
-let lastDeclarations
+// Agents' declarations change rarely: keeping the parses of the last few (one per view in use)
+// spares a parse and a bind per run. Bounded, least recently used first out.
+const MAX_DECLARATION_FILES = 8
+/** @type {Map<string, import('typescript').SourceFile>} */
+const declarationFiles = new Map()
 
 /** @param {string} declarations */
 function declarationsFile(declarations) {
-  if (lastDeclarations?.text !== declarations) {
-    lastDeclarations = ts.createSourceFile(DECLARATIONS_FILE, declarations, ts.ScriptTarget.ES2023)
+  let file = declarationFiles.get(declarations)
+  if (file === undefined) {
+    file = ts.createSourceFile(DECLARATIONS_FILE, declarations, ts.ScriptTarget.ES2023)
+    if (declarationFiles.size >= MAX_DECLARATION_FILES) declarationFiles.delete(/** @type {string} */ (declarationFiles.keys().next().value))
+  } else {
+    declarationFiles.delete(declarations)
   }
-  return lastDeclarations
+  declarationFiles.set(declarations, file)
+  return file
 }
+
+/** @type {import('typescript').Program | undefined} */
+let lastProgram
 
 /** @param {string} declarations @param {string | undefined} program */
 function check(declarations, program) {
@@ -113,9 +123,11 @@ function check(declarations, program) {
     files.set(PROGRAM_FILE, ts.createSourceFile(PROGRAM_FILE, text, ts.ScriptTarget.ES2023))
   }
   const roots = [GLOBALS_FILE, ...files.keys()]
-  const compiled = ts.createProgram({ rootNames: roots, options: OPTIONS, host: createHost(files) })
+  // The previous program lends its unchanged files (the libraries, the same declarations).
+  const compiled = ts.createProgram({ rootNames: roots, options: OPTIONS, host: createHost(files), ...(lastProgram === undefined ? {} : { oldProgram: lastProgram }) })
+  lastProgram = compiled
   const target = /** @type {import('typescript').SourceFile} */ (compiled.getSourceFile(program === undefined ? DECLARATIONS_FILE : PROGRAM_FILE))
-  return [...compiled.getSyntacticDiagnostics(target), ...compiled.getSemanticDiagnostics(target)]
+  return { compiled, target, diagnostics: [...compiled.getSyntacticDiagnostics(target), ...compiled.getSemanticDiagnostics(target)] }
 }
 
 /** @param {import('typescript').Diagnostic} diagnostic @param {number} offset @param {number} length */
@@ -131,12 +143,202 @@ function toDiagnostic(diagnostic, offset, length) {
 
 /** See typeCheckProgram in type-check.ts. @param {string} declarations @param {string} program */
 export function programDiagnostics(declarations, program) {
-  const diagnostics = check(declarations, program).map((d) => toDiagnostic(d, PROGRAM_PREFIX.length, program.length))
-  diagnostics.sort((a, b) => a.line - b.line || a.column - b.column)
-  return diagnostics
+  return classifiedDiagnostics(declarations, program).map(({ line, column, message }) => ({ line, column, message }))
+}
+
+/**
+ * The program's diagnostics in source order, each with its TypeScript code and whether it stands
+ * for a failure certain at run time (see {@link certainFailure}).
+ * @param {string} declarations @param {string} program
+ */
+export function classifiedDiagnostics(declarations, program) {
+  const { compiled, target, diagnostics } = check(declarations, program)
+  /** @type {import('typescript').TypeChecker | undefined} */
+  let checker
+  const classified = diagnostics.map((d) => {
+    checker ??= compiled.getTypeChecker()
+    const node = d.file === target && d.start !== undefined ? nodeAt(target, d.start) : undefined
+    const certain = node !== undefined && certainFailure(checker, target, d, node)
+    return { ...toDiagnostic(d, PROGRAM_PREFIX.length, program.length), code: d.code, certain, ...(certain ? subjectOf(/** @type {import('typescript').TypeChecker} */ (checker), d.code, /** @type {import('typescript').Node} */ (node)) : {}) }
+  })
+  classified.sort((a, b) => a.line - b.line || a.column - b.column)
+  return classified
 }
 
 /** See typeCheckDeclarations in type-check.ts. @param {string} declarations */
 export function declarationDiagnostics(declarations) {
-  return check(declarations, undefined).map((d) => toDiagnostic(d, 0, declarations.length))
+  return check(declarations, undefined).diagnostics.map((d) => toDiagnostic(d, 0, declarations.length))
+}
+
+// Which diagnostics stand for a failure certain at run time, chosen by measurement on the program
+// corpus (test/sandbox/corpus/): every faulty program there is refused, no correct one is.
+/** A name that resolves to nothing: a ReferenceError where it is read (`fs`, `require`, `fetch`, a misspelled `tool`). */
+const UNKNOWN_NAME = new Set([2304, 2552, 2580, 2581, 2582, 2583, 2584, 2585, 2591, 2592, 2593, 2662, 2663, 18004])
+/** A property a type does not have: certain only on a tool's own types (a tool name, a result field). */
+const MISSING_PROPERTY = new Set([2339, 2551])
+/** A property read on a promise (a forgotten `await`): always `undefined`. */
+const PROPERTY_OF_PROMISE = 2570
+/** Calling (or `new` on) what has no call signature: a TypeError. */
+const NOT_CALLABLE = new Set([2348, 2349, 2351])
+/** A tool's arguments do not fit its parameters: the call fails validation (`INVALID_ARGS`). */
+const BAD_ARGUMENT = new Set([2322, 2345, 2353, 2554, 2555, 2559, 2561, 2739, 2740, 2741, 2820])
+/** Arguments missing (a required key, a required argument): certain whatever the types say. */
+const MISSING_ARGUMENT = new Set([2554, 2555, 2739, 2740, 2741])
+/** Too few or too many arguments, reported at the callee. */
+const ARGUMENT_COUNT = new Set([2554, 2555])
+/** Keys a tool does not declare, in an object literal (`tgas` for `tags`). */
+const UNDECLARED_KEY = new Set([2353, 2561])
+
+/**
+ * Whether `diagnostic` stands for a failure certain at run time: a name that does not exist, a
+ * tool or result property that does not exist, a call of what is not a function, or a tool call
+ * whose arguments its validation refuses. Everything else (a stricter type than the program
+ * needs, a possibly-undefined value, an unknown type name) may well run: not certain.
+ * @param {import('typescript').TypeChecker} checker
+ * @param {import('typescript').SourceFile} file
+ * @param {import('typescript').Diagnostic} diagnostic
+ * @param {import('typescript').Node} node the node at the diagnostic's start
+ */
+function certainFailure(checker, file, diagnostic, node) {
+  const { code } = diagnostic
+  if (UNKNOWN_NAME.has(code)) return !inTypePosition(node) && !(node.parent !== undefined && ts.isTypeOfExpression(node.parent))
+  if (code === PROPERTY_OF_PROMISE) return true
+  if (MISSING_PROPERTY.has(code)) {
+    const owner = propertyOwner(node)
+    if (owner === undefined || inTypePosition(node)) return false
+    const type = checker.getTypeAtLocation(owner)
+    return isPromise(type) || onlySdkTypes(checker, type, node.getText(file))
+  }
+  if (NOT_CALLABLE.has(code)) return true
+  if (BAD_ARGUMENT.has(code)) {
+    // An argument count is reported at the callee, every other argument problem inside the arguments.
+    if (toolCallOf(checker, node, ARGUMENT_COUNT.has(code)) === undefined) return false
+    if ([code, ...chainCodes(diagnostic.messageText)].some((c) => MISSING_ARGUMENT.has(c) || UNDECLARED_KEY.has(c))) return true
+    return disjoint(checker, node)
+  }
+  return false
+}
+
+/** The codes of a diagnostic's message and of the messages it elaborates into. @param {string | import('typescript').DiagnosticMessageChain} text */
+function chainCodes(text, codes = /** @type {number[]} */ ([])) {
+  if (typeof text === 'string') return codes
+  codes.push(text.code)
+  for (const next of text.next ?? []) chainCodes(next, codes)
+  return codes
+}
+
+/**
+ * What a certain failure is about, for the hint that goes with it: an unknown global's name, or
+ * the name of an unknown tool (`tools.<name>`).
+ * @param {import('typescript').TypeChecker} checker @param {number} code @param {import('typescript').Node} node
+ */
+function subjectOf(checker, code, node) {
+  if (!ts.isIdentifier(node)) return {}
+  if (UNKNOWN_NAME.has(code)) return { subject: 'global', name: node.text }
+  const parent = node.parent
+  if (!MISSING_PROPERTY.has(code) && code !== PROPERTY_OF_PROMISE) return {}
+  if (ts.isPropertyAccessExpression(parent) && ts.isIdentifier(parent.expression) && parent.expression.text === 'tools') return { subject: 'tool', name: node.text }
+  if (code === PROPERTY_OF_PROMISE || (ts.isPropertyAccessExpression(parent) && isPromise(checker.getTypeAtLocation(parent.expression)))) return { subject: 'promise', name: node.text }
+  return {}
+}
+
+/** The deepest node of `file` whose text starts at or spans `position`. @param {import('typescript').SourceFile} file @param {number} position */
+function nodeAt(file, position) {
+  /** @type {import('typescript').Node | undefined} */
+  let found
+  /** @param {import('typescript').Node} node */
+  const visit = (node) => {
+    if (node.getStart(file) <= position && position < node.end) {
+      found = node
+      ts.forEachChild(node, visit)
+      return true
+    }
+    return undefined
+  }
+  ts.forEachChild(file, visit)
+  return found
+}
+
+/** Whether `node` is part of a type (erased before the program runs). @param {import('typescript').Node} node */
+function inTypePosition(node) {
+  for (let at = node; at !== undefined && !ts.isSourceFile(at); at = at.parent) {
+    if (ts.isTypeNode(at) || ts.isTypeAliasDeclaration(at) || ts.isInterfaceDeclaration(at) || ts.isExpressionWithTypeArguments(at)) return true
+    if (ts.isStatement(at) || ts.isBlock(at)) return false
+  }
+  return false
+}
+
+/** The expression whose type lacks the property `node` names (`r` of `r.text`, or `{ text } = r`'s `r`). @param {import('typescript').Node} node */
+function propertyOwner(node) {
+  const parent = node.parent
+  if (parent === undefined) return undefined
+  if (ts.isPropertyAccessExpression(parent) && parent.name === node) return parent.expression
+  if (ts.isBindingElement(parent) && ts.isObjectBindingPattern(parent.parent)) return parent.parent
+  if (ts.isBindingElement(node) && ts.isObjectBindingPattern(node.parent)) return node.parent
+  return undefined
+}
+
+/** Whether `type` is a promise (a property read on it is a forgotten `await`). @param {import('typescript').Type} type */
+function isPromise(type) {
+  const symbol = type.getSymbol()
+  return symbol?.getName() === 'Promise' && (symbol.getDeclarations() ?? []).every((d) => d.getSourceFile().fileName.startsWith(LIB_DIR))
+}
+
+/**
+ * Whether every possible value of `type` (null and undefined aside) is an object whose type the
+ * SDK declares (`tools`, a result, a nested result object), or an array of them, and none has
+ * `name`: the read is `undefined` whatever the tool returns.
+ * @param {import('typescript').TypeChecker} checker @param {import('typescript').Type} type @param {string} name
+ */
+function onlySdkTypes(checker, type, name) {
+  const value = checker.getNonNullableType(type)
+  const members = value.isUnion() ? value.types : [value]
+  return members.every((member) => checker.getPropertyOfType(member, name) === undefined && (declaredBySdk(member) || (checker.isArrayType(member) && checker.getTypeArguments(/** @type {import('typescript').TypeReference} */ (member)).every(declaredBySdk))))
+}
+
+/** Whether the SDK declares `type` (`tools`, a result, a nested result object). @param {import('typescript').Type} type */
+function declaredBySdk(type) {
+  const declarations = type.getSymbol()?.getDeclarations() ?? []
+  return declarations.length > 0 && declarations.every((d) => d.getSourceFile().fileName === DECLARATIONS_FILE)
+}
+
+/**
+ * The call of a tool (`tools.<name>(...)`, `tools["name"](...)`) whose arguments (or, with
+ * `atCallee`, whose callee) hold `node`, or undefined.
+ * @param {import('typescript').TypeChecker} checker @param {import('typescript').Node} node @param {boolean} [atCallee]
+ */
+function toolCallOf(checker, node, atCallee = false) {
+  for (let at = node; at.parent !== undefined && !ts.isSourceFile(at); at = at.parent) {
+    const parent = at.parent
+    if (ts.isCallExpression(parent)) {
+      if (parent.expression === at ? !atCallee : !parent.arguments.includes(/** @type {import('typescript').Expression} */ (at))) return undefined
+      const callee = parent.expression
+      const object = ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee) ? callee.expression : undefined
+      if (object === undefined || !ts.isIdentifier(object)) return undefined
+      const declarations = checker.getSymbolAtLocation(object)?.getDeclarations() ?? []
+      return object.text === 'tools' && declarations.some((d) => d.getSourceFile().fileName === DECLARATIONS_FILE) ? parent : undefined
+    }
+    if (ts.isFunctionLike(at) || ts.isStatement(at)) return undefined
+  }
+  return undefined
+}
+
+/**
+ * Whether the value at `node` (an argument, or an argument's property) and the type expected
+ * there share no value: a `number` for a `string` fails validation whatever it holds, a `string`
+ * for `"asc" | "desc"` or a `string | undefined` for a `string` may not.
+ * @param {import('typescript').TypeChecker} checker @param {import('typescript').Node} node
+ */
+function disjoint(checker, node) {
+  let value = node
+  const parent = node.parent
+  if (parent !== undefined && ts.isPropertyAssignment(parent) && parent.name === node) value = parent.initializer
+  else if (parent !== undefined && ts.isShorthandPropertyAssignment(parent)) value = parent.name
+  if (!ts.isExpression(value)) return false
+  const contextual = checker.getContextualType(value)
+  if (contextual === undefined) return false
+  // An optional key's `undefined` is no value a program means to pass, nor a given `undefined` one it means to send.
+  const expected = checker.getNonNullableType(contextual)
+  const given = checker.getNonNullableType(checker.getTypeAtLocation(value))
+  return !checker.isTypeAssignableTo(given, expected) && !checker.isTypeAssignableTo(expected, given)
 }

@@ -143,7 +143,8 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
   })
 
   it('runs the sub-calls of a run_code made through a scope context (no agent) in that scope: its restrictions, guards and listeners hold', async () => {
-    const ctx = createContext({ tools: { codeMode: createRunCode({ engine }) } })
+    // The run-time path: the default check would refuse `tools.secret` before the program ran.
+    const ctx = createContext({ tools: { codeMode: createRunCode({ engine, typeCheck: 'off' }) } })
     registerTools(ctx, [])
     ctx.tools.register(rawTool('secret', { execute: async () => 'SECRET RAN' }))
     const preset = ctx.scope('preset')
@@ -574,6 +575,11 @@ describe.each(engines)('run_code on $name', (engineUnderTest) => {
 type Outer<A extends unknown[] = [], Acc = never> = A['length'] extends 400 ? Acc : Outer<[...A, 0], Acc | Build<A['length']>['length']>
 const x: Outer = 5000
 return 1`
+    // The checker starts loading when a transport is made: wait until it is ready (types removed and a
+    // check done; seconds on a busy machine), so that the 1 s limit below meets the costly check alone.
+    const ready = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, typeCheck: true, limits: { wallTimeMs: 60_000 } }) } })
+    registerTools(ready, [])
+    expect((await ready.agent('r').ctx.tools.execute(call('run_code', { code: 'const n: number = 1\nreturn n' }))).value).toMatchObject({ result: 1 })
     let ticks = 0
     const ticker = setInterval(() => void (ticks += 1), 10)
     const slow = await agent.ctx.tools.execute(call('run_code', { code }))

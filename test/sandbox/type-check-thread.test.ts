@@ -28,7 +28,7 @@ describe('TypeCheckThread', () => {
 
   it('reports the diagnostics of a program, positioned in its text', async () => {
     const outcome = await thread.check(DECLARATIONS, 'const n: string = await tools.add({ a: 1, b: 2 })\nreturn n', { timeoutMs: 30_000, signal: live() })
-    expect(outcome).toEqual({ ok: true, diagnostics: [{ line: 1, column: 7, message: "Type 'number' is not assignable to type 'string'." }] })
+    expect(outcome).toEqual({ ok: true, diagnostics: [{ line: 1, column: 7, message: "Type 'number' is not assignable to type 'string'.", code: 2322, certain: false }] })
   })
 
   it("ends a check waiting behind a busy one at its own deadline, and the busy one at its own", async () => {

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createContext } from '../../src/context.ts'
+import type { ToolExecutionResult } from '../../src/execution.ts'
+import type { SandboxEngine } from '../../sandbox/engine.ts'
+import { mentionsTools, resolveTypeCheck } from '../../sandbox/program-check.ts'
+import { createRunCode } from '../../sandbox/run-code.ts'
+import type { RunCodeOptions, RunCodeValue } from '../../sandbox/run-code.ts'
+import { corpusTools } from './corpus/tools.ts'
+import { enginesUnderTest } from './engines.ts'
+
+const engines = enginesUnderTest()
+
+function messageOf(result: ToolExecutionResult): string {
+  return result.isError ? result.error.message : ''
+}
+
+function valueOf(result: ToolExecutionResult): RunCodeValue | undefined {
+  return result.isError ? undefined : (result.value as unknown as RunCodeValue)
+}
+
+describe('mentionsTools', () => {
+  it('finds `tools` as a whole word, in code, strings and comments', () => {
+    expect(mentionsTools('await tools.x()')).toBe(true)
+    expect(mentionsTools('// uses tools\nreturn 1')).toBe(true)
+    expect(mentionsTools('return "tools"')).toBe(true)
+  })
+
+  it('does not take a longer name for it', () => {
+    expect(mentionsTools('const toolset = 1; const mytools = 2; return tools_')).toBe(false)
+    expect(mentionsTools('return globalThis["to" + "ols"]')).toBe(false)
+  })
+})
+
+describe('resolveTypeCheck', () => {
+  it("reads true as 'enforce', false as 'off', and nothing as 'guard'", () => {
+    expect(resolveTypeCheck(true)).toBe('enforce')
+    expect(resolveTypeCheck(false)).toBe('off')
+    expect(resolveTypeCheck(undefined)).toBe('guard')
+    expect(resolveTypeCheck('enforce')).toBe('enforce')
+  })
+})
+
+describe('createRunCode({ typeCheck })', () => {
+  it('refuses a value that is not a mode, naming the modes', () => {
+    expect(() => createRunCode({ typeCheck: 'strict' as never })).toThrow(/typeCheck must be 'guard', 'enforce', 'off' \(or true for 'enforce', false for 'off'\), or left out for 'guard'; got 'strict'/)
+  })
+})
+
+describe.each(engines)('type check modes on $name', (engineUnderTest) => {
+  let engine: SandboxEngine
+  beforeAll(async () => {
+    engine = await engineUnderTest.create()
+  })
+  afterAll(async () => {
+    await engine?.dispose()
+  })
+
+  function setup(options: Omit<RunCodeOptions, 'engine'> = {}) {
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, limits: { wallTimeMs: 30_000 }, ...options }) } })
+    const { tools, effects } = corpusTools()
+    for (const tool of tools) ctx.tools.register(tool)
+    const agent = ctx.agent('model')
+    const run = (code: string) => agent.ctx.tools.execute({ callId: 'run', name: 'run_code', arguments: { code }, signal: new AbortController().signal })
+    return { run, effects }
+  }
+
+  it('runs a program whose diagnostics are not certain failures by default, and returns them as notes', async () => {
+    const { run } = setup()
+    const value = valueOf(await run('const label: number = "seven"\nconst f = await tools.read_file({ path: "/data/b.txt" })\nreturn [label, f.size]'))
+    expect(value?.result).toEqual(['seven', 3])
+    expect(value?.notes).toEqual([expect.stringMatching(/^Type check, line 1, column 7: Type 'string' is not assignable to type 'number'\..*ran anyway/)])
+  })
+
+  it("refuses any diagnostic with 'enforce', before any tool ran", async () => {
+    const { run, effects } = setup({ typeCheck: 'enforce' })
+    const result = await run('await tools.write_file({ path: "/p", content: "" })\nconst label: number = "seven"\nreturn label')
+    expect(messageOf(result)).toMatch(/not run: it has type errors.*line 2, column 7: Type 'string' is not assignable to type 'number'/s)
+    expect(effects.writes).toEqual([])
+  })
+
+  it("takes true for 'enforce'", async () => {
+    const { run } = setup({ typeCheck: true })
+    expect(messageOf(await run('const label: number = "seven"\nreturn label'))).toMatch(/it has type errors/)
+  })
+
+  it.each([['off' as const], [false as const]])('runs a faulty program with typeCheck %j until it fails at run time', async (typeCheck) => {
+    const { run, effects } = setup({ typeCheck })
+    const result = await run('await tools.write_file({ path: "/p", content: "" })\nreturn await tools.readFile({ path: "/p" })')
+    expect(result.isError).toBe(true)
+    expect(effects.writes).toEqual([{ path: '/p', content: '' }])
+  })
+
+  it('runs a program that never names tools without its check: a certain failure on a path not taken does not refuse it', async () => {
+    const { run } = setup()
+    expect(valueOf(await run('if (Math.random() > 2) fs.readFileSync("x")\nreturn 1'))?.result).toBe(1)
+    // The same mistake in a program that names `tools` is refused before it runs.
+    const { run: again, effects } = setup()
+    const refused = await again('await tools.write_file({ path: "/p", content: "" })\nif (Math.random() > 2) fs.readFileSync("x")\nreturn 1')
+    expect(messageOf(refused)).toContain("Cannot find name 'fs'")
+    expect(effects.writes).toEqual([])
+  })
+
+  it('checks a program that reaches the tools without naming them before its first call, and refuses it with no side effect', async () => {
+    const { run, effects } = setup()
+    const result = await run('const t = (0, eval)("to" + "ols")\nawait t.write_file({ path: "/p", content: "" })\nreturn nope')
+    expect(messageOf(result)).toContain("Cannot find name 'nope'")
+    expect(effects.writes).toEqual([])
+  })
+
+  it('lets a program that reaches the tools without naming them call them when its check finds nothing certain', async () => {
+    const { run, effects } = setup()
+    const value = valueOf(await run('const t = globalThis["to" + "ols"]\nconst w = await t.write_file({ path: "/p", content: "ab" })\nreturn w.bytes'))
+    expect(value?.result).toBe(2)
+    expect(effects.writes).toEqual([{ path: '/p', content: 'ab' }])
+  })
+
+  it('reports a run-time error in a fenced program at the line and column the model wrote', async () => {
+    const { run } = setup()
+    const result = await run('```ts\nconst o: any = null\nreturn o.field\n```')
+    // QuickJS points at the `.`, V8 at the property name.
+    expect(messageOf(result)).toMatch(/at line 3, column (9|10)/)
+  })
+
+  it('reports a run-time error in a returned last expression at the column the model wrote', async () => {
+    const { run } = setup()
+    // `.field` is at columns 23-24 as written; the rewrite put `return(` (7 characters) before `o` on that line.
+    const result = await run('const o: any = null; o.field')
+    expect(messageOf(result)).toMatch(/at line 1, column (23|24):/)
+    expect(messageOf(result)).toMatch(/program:1:(23|24)\b/)
+  })
+})
