@@ -10,9 +10,11 @@
  * whether the engine has posted something (a poll costs about 1 us). It never blocks: timers and
  * I/O run in every turn as usual; it only spends CPU instead of sleeping.
  *
- * Staying awake pays off only if the guest calls back quickly. Windows that end with no
- * {@link KeepAwake.activity} since the last answer, with no activity in any window between them,
- * make later answers skip opening one ({@link SpinBackoff}), so a
+ * Staying awake pays off only if the guest calls back quickly, and only while the engine's thread
+ * has a core of its own: a main thread turning its loop on the core the engine needs delays the
+ * very answer it waits for. How long each window lasts, and whether one opens at all, is a
+ * {@link SpinPolicy}'s call (quickjs/spin-policy.js): a few times the recent call-back time, none
+ * while the main thread waits for a core itself, backing off after windows with no call back, so a
  * program calling slow tools, or thinking between calls, costs a few idle windows rather than one
  * per call, and so does a busy machine where staying awake only delays the other thread.
  *
@@ -23,6 +25,7 @@
  * it could call again, so the next answers find the main thread asleep too, and every call pays
  * both wake-ups (measured: 300-370 us per sub-call instead of 60-90 in the same minutes).
  */
+import { PREEMPTED_MICROS, SpinBackoff, SpinPolicy, openRunQueueClock } from './quickjs/spin-policy.js'
 
 export interface AwakePoller {
   /** Told when the main thread starts (`true`) and stops (`false`) polling for it. */
@@ -39,6 +42,8 @@ export const DEFAULT_SPIN_MICROS = 200
 /** How many windows after an answer the main thread stays awake for an engine still working. */
 export const STRETCH = 5
 
+export { SpinBackoff }
+
 /** An engine's `spinMicros` option, checked; `undefined` gives {@link DEFAULT_SPIN_MICROS}. */
 export function spinMicrosOption(value: number | undefined): number {
   const micros = value ?? DEFAULT_SPIN_MICROS
@@ -48,20 +53,43 @@ export function spinMicrosOption(value: number | undefined): number {
   return micros
 }
 
+/** Options of a {@link KeepAwake}. */
+export interface KeepAwakeOptions {
+  /**
+   * Yield the core to contention (the engines turn it on; off, windows follow outcomes alone):
+   * open no window while this thread waits for a core a tenth of the time or more (see
+   * spin-policy.js), and end a window at once when the main thread lost its core in it (a turn
+   * came late), counting it as unpaid: the engine's thread may need that core to answer.
+   */
+  readonly yieldToContention?: boolean
+}
+
+/** Stays awake after each answer, for as long as its {@link SpinPolicy} says (see the module comment). */
 export class KeepAwake {
   readonly #windowMs: number
+  readonly #yieldWhenPreempted: boolean
   /** An array, not a Set: iterating a Set allocates, and the pollers are iterated on every poll. */
   readonly #pollers: AwakePoller[] = []
   /** When the latest answer went out. */
   #answeredAt = 0
+  /** Length of the window open now (the policy's budget when it opened), ms. */
+  #spanMs = 0
   #until = 0
   #running = false
+  /** Activity since the latest answer (the wait for it is recorded). */
   #active = false
-  readonly #backoff = new SpinBackoff()
+  /** The latest turn started at, and whether the main thread lost its core since the latest answer. */
+  #turnAt = 0
+  #preempted = false
+  readonly #policy: SpinPolicy
 
-  /** @param windowMicros how long to stay awake after each answer; 0 turns the whole thing off. */
-  constructor(windowMicros: number) {
+  /**
+   * @param windowMicros the longest window after each answer; 0 turns the whole thing off.
+   */
+  constructor(windowMicros: number, options: KeepAwakeOptions = {}) {
     this.#windowMs = windowMicros / 1000
+    this.#yieldWhenPreempted = options.yieldToContention ?? false
+    this.#policy = new SpinPolicy(windowMicros, this.#yieldWhenPreempted && windowMicros > 0 ? openRunQueueClock() : undefined)
   }
 
   /** Poll `poller` on every turn while awake; returns the function that stops that. */
@@ -82,23 +110,35 @@ export class KeepAwake {
   }
 
   /**
-   * The engine heard from the guest (a call, a message). While awake, that is a hit at once: a
-   * window that goes on for hundreds of calls closes only when something stalls (a collection on
-   * either thread), so hits counted only at a window's close would make a few stalls minutes apart
-   * look like misses in a row, and the main thread would back off in the middle of a busy loop.
+   * The engine heard from the guest (a call, a message). While awake, the wait for it is recorded
+   * at once: a window that goes on for hundreds of calls closes only when something stalls (a
+   * collection on either thread), so outcomes counted only at a window's close would make a few
+   * stalls minutes apart look like misses in a row, and the main thread would back off in the
+   * middle of a busy loop.
    */
   activity(): void {
+    if (this.#running && !this.#active) {
+      this.#policy.record((performance.now() - this.#answeredAt) * 1000, true, this.#preempted)
+    }
     this.#active = true
-    if (this.#running) this.#backoff.hit()
   }
 
-  /** An answer just went to the guest: stay awake for the window (unless backing off). */
+  /** An answer just went to the guest: stay awake for a window (unless the policy says not to). */
   answered(): void {
     if (this.#windowMs <= 0) return
-    if (!this.#running && !this.#backoff.shouldSpin()) return
-    this.#answeredAt = performance.now()
-    this.#until = this.#answeredAt + this.#windowMs
+    const now = performance.now()
+    // A wait still open (answers of one Promise.all) is superseded by this one, unrecorded.
+    if (!this.#running) {
+      const budget = this.#policy.budget(now)
+      if (budget <= 0) return
+      this.#spanMs = budget / 1000
+    }
+    this.#answeredAt = now
+    this.#until = now + this.#spanMs
     this.#active = false
+    this.#preempted = false
+    // The wait starts now: a late turn after this is not the main thread's own work.
+    this.#turnAt = now
     if (this.#running) return
     this.#running = true
     for (const poller of this.#pollers) poller.awake(true)
@@ -106,6 +146,11 @@ export class KeepAwake {
   }
 
   readonly #turn = (): void => {
+    const now = performance.now()
+    // A turn far later than the previous one while waiting (nothing handled since the answer):
+    // this thread was off its core.
+    if (!this.#active && now - this.#turnAt > PREEMPTED_MICROS / 1000) this.#preempted = true
+    this.#turnAt = now
     try {
       const pollers = this.#pollers
       for (let i = 0; i < pollers.length; i++) {
@@ -123,9 +168,10 @@ export class KeepAwake {
   }
 
   #stayAwake(): boolean {
+    if (this.#preempted && this.#yieldWhenPreempted) return false
     const now = performance.now()
     if (now < this.#until) return true
-    if (now >= this.#answeredAt + STRETCH * this.#windowMs) return false
+    if (now >= this.#answeredAt + STRETCH * this.#spanMs) return false
     for (const poller of this.#pollers) if (poller.working()) return true
     return false
   }
@@ -139,45 +185,8 @@ export class KeepAwake {
       // A copy: handling a message may withdraw a poller, which must not make the next one skipped.
       for (const poller of [...this.#pollers]) poller.poll()
     } finally {
-      // A window that saw activity already counted it as a hit (see activity).
-      if (!this.#active) this.#backoff.miss()
+      // A wait that saw activity was recorded then (see activity).
+      if (!this.#active) this.#policy.record((performance.now() - this.#answeredAt) * 1000, false, this.#preempted)
     }
-  }
-}
-
-/** Consecutive idle windows tolerated before backing off. */
-const GRACE = 3
-/** Most windows skipped in a row once backing off. */
-const MAX_SKIP = 64
-
-/**
- * When the main thread should open a window. Staying awake only pays when the engine calls back
- * within it. It pays a lot on an idle machine, where a sleeping thread takes 40-100 us to wake, and
- * it costs when the machine is busy: a scheduler that puts both threads on one core cannot run the
- * other side while this one spins. So a few misses in a row are tolerated (a stall on either side
- * looks like one), then each further miss doubles how many windows are skipped, up to 64. One hit
- * resets everything.
- */
-export class SpinBackoff {
-  #misses = 0
-  #skip = 0
-
-  /** Whether to stay awake this time. */
-  shouldSpin(): boolean {
-    if (this.#skip === 0) return true
-    this.#skip -= 1
-    return false
-  }
-
-  /** The other side called back while this one was awake. */
-  hit(): void {
-    this.#misses = 0
-    this.#skip = 0
-  }
-
-  /** This side stayed awake for nothing. */
-  miss(): void {
-    this.#misses += 1
-    if (this.#misses >= GRACE) this.#skip = Math.min(2 ** (this.#misses - GRACE + 1), MAX_SKIP)
   }
 }

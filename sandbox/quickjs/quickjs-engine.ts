@@ -70,10 +70,11 @@ export interface QuickJSEngineOptions {
    * thread keeps its event loop turning (never blocking it; see sandbox/keep-awake.ts) for the
    * worker's next message, longer (up to `STRETCH` times as long) while the worker is still
    * working toward it. Waking a sleeping thread costs 40-100 us on small VMs, most of what a
-   * sequential sub-call would cost (and the main thread pays for waking the worker). The main
-   * thread backs off when the program keeps calling back late; the worker spins at most this long
-   * per sub-call, whatever the tools take: with the default and 5 ms tools, about 4% of a core per
-   * busy worker. 0 never spins (least CPU; each sub-call then pays both wake-ups).
+   * sequential sub-call would cost (and the main thread pays for waking the worker). Both sides
+   * adapt (sandbox/quickjs/spin-policy.js): a spin lasts a few times the recent answer time, up to
+   * this; neither spins while its thread waits for a core (another process wants the CPU), and
+   * both back off when spins go unanswered; at most half a core per thread per second. 0 never
+   * spins (least CPU; each sub-call then pays both wake-ups).
    */
   readonly spinMicros?: number
   /**
@@ -150,7 +151,7 @@ class QuickJSEngine implements SandboxEngine {
     if (!Number.isSafeInteger(maxWorkers) || maxWorkers < workers) throw new RangeError('maxWorkers must be an integer no smaller than workers')
     this.#isolateTenants = options.isolateTenants ?? true
     const spinMicros = spinMicrosOption(options.spinMicros)
-    this.#keepAwake = new KeepAwake(spinMicros)
+    this.#keepAwake = new KeepAwake(spinMicros, { yieldToContention: true })
     const maxPerAgent = options.maxWorkersPerAgent ?? Math.max(1, Math.floor(maxWorkers / 4))
     if (!Number.isSafeInteger(maxPerAgent) || maxPerAgent < 1) throw new RangeError('maxWorkersPerAgent must be a positive integer')
     this.#pool = new WorkerPool({

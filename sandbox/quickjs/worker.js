@@ -43,12 +43,13 @@
 //    when its own watchdog fires.
 //  - Waking a sleeping thread costs 40-100 us on the small VMs this runs on, more than a whole
 //    sub-call should, and the thread that wakes it pays too: the main thread's Atomics.notify of a
-//    sleeping worker measured 80-250 us. So before it sleeps, the worker spins for a short while
-//    (`spinMicros`) on `ring[REPLIES]`: a fast tool's answer is usually there within tens of
-//    microseconds. It always does, with no backoff: a spin costs the worker at most `spinMicros`
-//    per sub-call, which a call that outlasts it took anyway, while a sleeping worker costs the
-//    host's event loop. The main thread stays awake for the worker's next message in a similar
-//    way, without blocking its event loop, and backs off (sandbox/keep-awake.ts).
+//    sleeping worker measured 80-250 us. So before it sleeps, the worker may spin for a short while
+//    (at most `spinMicros`) on `ring[REPLIES]`: a fast tool's answer is usually there within tens of
+//    microseconds. Whether and how long is spin-policy.js's call: a few times the recent answer
+//    time, none while the machine has more runnable threads than cores (a spin then keeps the
+//    main thread it waits for off a core), backing off after spins that went unanswered. The main
+//    thread stays awake for the worker's next message in a similar way, without blocking its event
+//    loop (sandbox/keep-awake.ts).
 //  - Messages both ways go through shared memory, not `postMessage`, whose wake-up of an idle event
 //    loop costs a system call of about 10 us per message on those VMs, and whose structured clone
 //    costs more than the rest of the trip (ring.js).
@@ -62,6 +63,7 @@ import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync'
 import { GuestCpuClock, openThreadCpuClock } from './guest-cpu.js'
 import { ANSWERS_TAKEN, FieldReader, REPLIES, RING_HEADER_BYTES, RingReader, WORKER_IDLE, WORKER_SLEEPING, createMessageSender, decodeAnswers } from './ring.js'
+import { PREEMPTED_MICROS, SpinPolicy, openRunQueueClock } from './spin-policy.js'
 import { staticDataEnd } from './wasm-layout.js'
 
 const {
@@ -89,16 +91,40 @@ function send(message) {
   sendText(JSON.stringify(message))
 }
 
-/** Spin until `ring[REPLIES]` moves off `seen` or the budget is spent; true if it moved. */
+/** When and how long to spin for an answer (spin-policy.js): it learns from every spin's outcome. */
+const spinPolicy = new SpinPolicy(spinMicros, spinMicros > 0 ? openRunQueueClock() : undefined)
+
+/**
+ * Spin until `ring[REPLIES]` moves off `seen` or the policy's budget is spent; true if it moved.
+ * A gap in the clock reads means this thread lost its core: the main thread may need that core to
+ * answer, so the spin ends there.
+ */
 function spinForReply(seen) {
-  if (spinMicros <= 0) return false
-  const until = performance.now() + spinMicros / 1000
+  const start = performance.now()
+  const budget = spinPolicy.budget(start)
+  if (budget <= 0) return false
+  const until = start + budget / 1000
+  const gap = PREEMPTED_MICROS / 1000
+  let last = start
+  let preempted = false
   // The clock is read every 16 looks only: `performance.now()` allocates, and garbage made while
   // spinning is collected while the guest runs.
-  do {
-    for (let i = 0; i < 16; i++) if (Atomics.load(ringWords, REPLIES) !== seen) return true
-  } while (performance.now() < until)
-  return false
+  for (;;) {
+    for (let i = 0; i < 16; i++) {
+      if (Atomics.load(ringWords, REPLIES) !== seen) {
+        spinPolicy.record((performance.now() - start) * 1000, true, preempted)
+        return true
+      }
+    }
+    const now = performance.now()
+    if (now - last > gap) preempted = true
+    if (preempted || now >= until) {
+      const answered = Atomics.load(ringWords, REPLIES) !== seen
+      spinPolicy.record((now - start) * 1000, answered, preempted)
+      return answered
+    }
+    last = now
+  }
 }
 /**
  * Published for the main thread's CPU check: [start of the running guest slice in ms since the

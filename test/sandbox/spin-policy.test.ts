@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest'
+import { SpinPolicy, openRunQueueClock } from '../../sandbox/quickjs/spin-policy.js'
+
+/** A stand-in for the thread's run-queue clock: `waited` ms so far. */
+function runQueue(): { waited: number; read: () => number } {
+  const clock = { waited: 0, read: () => clock.waited }
+  return clock
+}
+
+describe('spin policy', () => {
+  it('spins a few times the recent answer time, at least 40 us and never more than its maximum', () => {
+    const policy = new SpinPolicy(200, undefined)
+    expect(policy.budget(0)).toBe(200)
+    for (let i = 0; i < 50; i++) policy.record(5, true, false)
+    expect(policy.budget(1)).toBe(40)
+    for (let i = 0; i < 50; i++) policy.record(30, true, false)
+    expect(policy.budget(2)).toBeGreaterThan(100)
+    for (let i = 0; i < 50; i++) policy.record(150, true, false)
+    expect(policy.budget(3)).toBe(200)
+  })
+
+  it('counts a spin answered only after its thread lost its core as unanswered, and backs off after three', () => {
+    const policy = new SpinPolicy(200, undefined)
+    for (let i = 0; i < 3; i++) policy.record(100, true, true)
+    expect([policy.budget(0), policy.budget(0), policy.budget(0)].map((b) => b > 0)).toEqual([false, false, true])
+    // One spin answered in time resets the backoff.
+    policy.record(10, true, false)
+    policy.record(200, false, false)
+    expect(policy.budget(0)).toBeGreaterThan(0)
+  })
+
+  it('does not spin while its thread waits for a core, holding off longer each time it finds the machine still busy', () => {
+    const clock = runQueue()
+    const policy = new SpinPolicy(200, clock.read)
+    expect(policy.budget(0)).toBeGreaterThan(0)
+    // 5 ms later, 2 ms of them spent waiting for a core: contended, a hold of 50 ms.
+    clock.waited = 2
+    expect(policy.budget(5)).toBe(0)
+    expect(policy.budget(40)).toBe(0)
+    // After the hold it spins again, counting afresh...
+    expect(policy.budget(56)).toBeGreaterThan(0)
+    // ...and the first sample while spinning finds the machine still busy: a hold twice as long.
+    clock.waited = 4
+    expect(policy.budget(61)).toBe(0)
+    expect(policy.budget(150)).toBe(0)
+    expect(policy.budget(162)).toBeGreaterThan(0)
+    // Quiet while spinning: the next hold is the short one again.
+    expect(policy.budget(168)).toBeGreaterThan(0)
+    clock.waited = 5
+    expect(policy.budget(174)).toBe(0)
+    expect(policy.budget(223)).toBe(0)
+    expect(policy.budget(225)).toBeGreaterThan(0)
+  })
+
+  it('spins at most half a second per second, and stops for the second once unanswered spins took 50 ms', () => {
+    const busy = new SpinPolicy(200, undefined)
+    expect(busy.budget(0)).toBeGreaterThan(0)
+    for (let i = 0; i < 5_000; i++) busy.record(100, true, false)
+    expect(busy.budget(900)).toBe(0)
+    expect(busy.budget(1_001)).toBeGreaterThan(0)
+    const wasted = new SpinPolicy(200, undefined)
+    expect(wasted.budget(0)).toBeGreaterThan(0)
+    // Misses with a hit between them: never backing off, but the waste adds up.
+    for (let i = 0; i < 300; i++) {
+      wasted.record(200, false, false)
+      wasted.record(10, true, false)
+    }
+    expect(wasted.budget(500)).toBe(0)
+    expect(wasted.budget(1_001)).toBeGreaterThan(0)
+  })
+
+  it('never spins with a maximum of 0', () => {
+    const policy = new SpinPolicy(0, runQueue().read)
+    expect([0, 10, 100, 2_000].map((now) => policy.budget(now))).toEqual([0, 0, 0, 0])
+  })
+
+  it("reads this thread's time waiting for a core on Linux, as a count that never goes back", () => {
+    const read = openRunQueueClock()
+    if (process.platform !== 'linux') {
+      expect(read).toBeUndefined()
+      return
+    }
+    expect(read).toBeTypeOf('function')
+    const first = (read as () => number)()
+    expect(Number.isFinite(first)).toBe(true)
+    expect((read as () => number)()).toBeGreaterThanOrEqual(first)
+  })
+})
