@@ -6,6 +6,11 @@
  * names and the program come from a model and a deployment may have thousands of tools.
  */
 
+import { editDistance, squashWord } from '../src/spelling.ts'
+
+/** Re-exported: the same distance the core's messages use. */
+export { editDistance }
+
 /** Names compared per lookup at most: a deployment with more tools gets suggestions from the first ones. */
 export const MAX_CANDIDATES = 5_000
 
@@ -46,11 +51,6 @@ export function nameWords(name: string): string[] {
   return words
 }
 
-/** A name with case and separators dropped: `read_file`, `readFile` and `Read-File` read the same. */
-function squash(name: string): string {
-  return name.slice(0, MAX_COMPARED_CHARS).replace(/[^A-Za-z0-9]/g, '').toLowerCase()
-}
-
 /**
  * Words a model uses for what a tool of another name does: a program that reaches for `fs` or
  * `fetch` wants a tool about files or the web. Small on purpose: a hint, not a thesaurus.
@@ -76,33 +76,6 @@ const RELATED_WORDS: Readonly<Record<string, readonly string[]>> = {
   find: ['search', 'query', 'lookup'],
   db: ['database', 'query', 'sql'],
   sql: ['database', 'query', 'db'],
-}
-
-/**
- * Levenshtein distance of `a` and `b` (transposition counted as one edit), or `limit + 1` as soon
- * as it is sure to exceed `limit`: bounded work, O(|a|·|b|) at most on names already clipped.
- */
-export function editDistance(a: string, b: string, limit = Number.POSITIVE_INFINITY): number {
-  if (Math.abs(a.length - b.length) > limit) return limit + 1
-  let before: number[] = []
-  let previous: number[] = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    let rowMin = i
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1
-      let value = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + cost)
-      if (i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1)) {
-        value = Math.min(value, (before[j - 2] as number) + 1)
-      }
-      current[j] = value
-      if (value < rowMin) rowMin = value
-    }
-    if (rowMin > limit) return limit + 1
-    before = previous
-    previous = current
-  }
-  return previous[b.length] as number
 }
 
 /** Closeness scores below this are the same name spelled another way (case, separators, a few edits). */
@@ -134,7 +107,7 @@ function withinOneEdit(a: string, b: string): boolean {
  * inside the other, then shared words (with related words for Node and browser names).
  */
 function closeness(squashed: string, words: readonly string[], candidate: string): number | undefined {
-  const other = squash(candidate)
+  const other = squashWord(candidate)
   if (other === '' || squashed === '') return undefined
   if (other === squashed) return 0
   const limit = Math.max(1, Math.min(3, Math.floor(squashed.length / 3)))
@@ -157,7 +130,7 @@ function closeness(squashed: string, words: readonly string[], candidate: string
  * Compares the first {@link MAX_CANDIDATES} candidates and the first 64 characters of each name.
  */
 export function closestNames(name: string, candidates: readonly string[], max = 3): string[] {
-  const squashed = squash(name)
+  const squashed = squashWord(name)
   const own = nameWords(name)
   const words = [...own]
   for (const word of own) for (const related of RELATED_WORDS[word] ?? []) if (!words.includes(related)) words.push(related)

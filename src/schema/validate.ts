@@ -4,6 +4,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv'
 import type formatsPlugin from 'ajv-formats'
 import type { FormatName } from 'ajv-formats'
 import { ToolArgsError } from '../errors.ts'
+import { nearestSpelling } from '../spelling.ts'
 import type { SchemaIssue } from '../errors.ts'
 import { JsonBoundaryError, snapshotJson } from '../json-boundary.ts'
 import type { JsonObject, JsonValue } from '../json-boundary.ts'
@@ -92,19 +93,49 @@ function validatorOf(checked: CheckedSchema): ValidateFunction {
   return checked.validate
 }
 
+/** Characters of one quoted key, value or pattern a message shows at most: a model's key can be a megabyte. */
+const MAX_QUOTED_CHARS = 60
+
+/** Keys or values a message lists at most, then how many more there are. */
+const MAX_LISTED = 20
+
+/** `text` cut to `max` characters, marked where it was cut. */
+function clipped(text: string, max = MAX_QUOTED_CHARS): string {
+  return text.length <= max ? text : `${text.slice(0, max)}...`
+}
+
+/** A key quoted for a message, clipped. */
+function quotedKey(key: string): string {
+  return JSON.stringify(clipped(key))
+}
+
+/** The first {@link MAX_LISTED} items joined with `separator`, and how many more there are. */
+function listed(items: readonly string[], separator: string): string {
+  const shown = items.slice(0, MAX_LISTED).join(separator)
+  return items.length > MAX_LISTED ? `${shown}${separator}... (${items.length - MAX_LISTED} more)` : shown
+}
+
+/** ` (did you mean "x"?)` when `given` is a near spelling of exactly one of `options`, or nothing. */
+function didYouMean(given: unknown, options: readonly unknown[]): string {
+  if (typeof given !== 'string') return ''
+  const strings = options.filter((option): option is string => typeof option === 'string')
+  const nearest = nearestSpelling(given, strings)
+  return nearest === undefined ? '' : ` (did you mean ${quotedKey(nearest)}?)`
+}
+
 function describeFound(value: unknown): string {
   if (value === null) return 'null'
   if (Array.isArray(value)) return value.length === 1 ? 'array of 1 item' : `array of ${value.length} items`
   switch (typeof value) {
     case 'string':
-      return `string ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value)}`
+      return `string ${JSON.stringify(clipped(value))}`
     case 'number':
     case 'boolean':
       return `${typeof value} ${String(value)}`
     case 'object': {
       const keys = Object.keys(value)
       if (keys.length === 0) return 'empty object'
-      const shown = keys.slice(0, 8).map((key) => JSON.stringify(key))
+      const shown = keys.slice(0, 8).map(quotedKey)
       return `object with keys ${shown.join(', ')}${keys.length > 8 ? ', ...' : ''}`
     }
     default:
@@ -113,7 +144,7 @@ function describeFound(value: unknown): string {
 }
 
 function literal(value: unknown): string {
-  return JSON.stringify(value) ?? String(value)
+  return clipped(JSON.stringify(value) ?? String(value))
 }
 
 function typeWords(schema: JsonSchemaNode, type: string, depth: number): string {
@@ -128,7 +159,7 @@ function typeWords(schema: JsonSchemaNode, type: string, depth: number): string 
       const keys = Object.keys(schema.properties ?? {})
       if (keys.length === 0 || depth >= 2) return 'object'
       const required = new Set(schema.required ?? [])
-      const shown = keys.slice(0, 8).map((key) => (required.has(key) ? key : `${key}?`))
+      const shown = keys.slice(0, 8).map((key) => clipped(required.has(key) ? key : `${key}?`))
       return `object {${shown.join(', ')}${keys.length > 8 ? ', ...' : ''}}`
     }
     default:
@@ -140,7 +171,7 @@ function typeWords(schema: JsonSchemaNode, type: string, depth: number): string 
 function describeExpected(schema: JsonSchemaNode | undefined, depth = 0): string {
   if (schema === undefined) return 'any JSON value'
   if (schema.const !== undefined) return literal(schema.const)
-  if (schema.enum !== undefined) return schema.enum.length === 1 ? literal(schema.enum[0]) : `one of ${schema.enum.map(literal).join(' | ')}`
+  if (schema.enum !== undefined) return schema.enum.length === 1 ? literal(schema.enum[0]) : `one of ${listed(schema.enum.map(literal), ' | ')}`
   for (const [keyword, words] of [['oneOf', 'exactly one of'], ['anyOf', 'any of']] as const) {
     const branches = schema[keyword]
     if (branches === undefined) continue
@@ -163,7 +194,7 @@ function pathOf(pointer: string, root: JsonValue): string {
       path = appendIndex(path, index)
       current = current[index]
     } else {
-      path = appendKey(path, segment)
+      path = appendKey(path, clipped(segment))
       current = typeof current === 'object' && current !== null ? (current as Record<string, unknown>)[segment] : undefined
     }
   }
@@ -185,7 +216,7 @@ function constraintWords(error: ErrorObject): string | undefined {
     case 'maxLength':
       return `a string of at most ${limit} character${limit === '1' ? '' : 's'}`
     case 'pattern':
-      return `a string matching /${String(params['pattern'])}/`
+      return `a string matching /${clipped(String(params['pattern']), 200)}/`
     case 'format':
       return `a string in format "${String(params['format'])}"`
     case 'minimum':
@@ -219,20 +250,29 @@ function issueOf(error: ErrorObject, root: JsonValue): SchemaIssue {
   if (typeof propertyName === 'string') {
     // A key refused by `propertyNames`: the key is what is wrong, at the place it would hold.
     const inner = constraintWords(error) ?? describeExpected(schema)
-    return { path: appendKey(path, propertyName), expected: `a key that is ${inner}`, found: `key ${JSON.stringify(propertyName)}` }
+    return { path: appendKey(path, clipped(propertyName)), expected: `a key that is ${inner}`, found: `key ${quotedKey(propertyName)}` }
   }
   switch (error.keyword) {
     case 'required': {
       const key = String(params['missingProperty'])
       const declared = schema?.properties?.[key] ?? (typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined)
-      return { path: appendKey(path, key), expected: `${describeExpected(declared)} (required key)`, found: 'missing' }
+      // An undeclared key spelled like the missing one is most likely it, misspelled.
+      const given = typeof error.data === 'object' && error.data !== null ? Object.keys(error.data).slice(0, 100).filter((name) => schema?.properties?.[name] === undefined) : []
+      const misspelled = given.find((name) => nearestSpelling(name, [key]) === key)
+      return {
+        path: appendKey(path, key),
+        expected: `${describeExpected(declared)} (required key)`,
+        found: misspelled === undefined ? 'missing' : `missing, but there is a key ${quotedKey(misspelled)}: did you mean ${quotedKey(key)}?`,
+      }
     }
     case 'additionalProperties': {
       const key = String(params['additionalProperty'])
       const allowed = Object.keys(schema?.properties ?? {})
+      // A misspelled key is the likeliest reason: name the declared key it is closest to.
+      const nearest = nearestSpelling(key, allowed)
       return {
         path,
-        expected: `no key ${JSON.stringify(key)} (${allowed.length === 0 ? 'no keys allowed' : `allowed keys: ${allowed.join(', ')}`})`,
+        expected: `no key ${quotedKey(key)} (${allowed.length === 0 ? 'no keys allowed' : `allowed keys: ${listed(allowed.map((name) => clipped(name)), ', ')}`}${nearest === undefined ? '' : `; did you mean ${quotedKey(nearest)}?`})`,
         found: 'unexpected key',
       }
     }
@@ -245,6 +285,7 @@ function issueOf(error: ErrorObject, root: JsonValue): SchemaIssue {
       return { path, expected: describeExpected(schema), found }
     }
     case 'enum':
+      return { path, expected: describeExpected(schema), found: `${describeFound(error.data)}${didYouMean(error.data, schema?.enum ?? [])}` }
     case 'const':
     case 'type':
       return { path, expected: describeExpected(schema), found: describeFound(error.data) }

@@ -244,7 +244,7 @@ describe('defineTool additionalParameters', () => {
       required: ['pattern'],
       additionalProperties: false,
     })
-    await expect(tool.execute({ pattern: 'x', mdoe: 'slow' }, exec)).rejects.toThrow(/no key "mdoe" \(allowed keys: pattern, mode\)/)
+    await expect(tool.execute({ pattern: 'x', mdoe: 'slow' }, exec)).rejects.toThrow(/no key "mdoe" \(allowed keys: pattern, mode; did you mean "mode"\?\)/)
   })
 
   test('absent or true leaves the root open, as JSON Schema says', async () => {
