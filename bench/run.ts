@@ -271,6 +271,7 @@ async function main(): Promise<void> {
   // In child processes (the default) an awaiting run holds its process: 50 of them need 50 processes.
   if (ivmMissing === undefined) await benchBystander('isolated-vm in-process', () => createIsolatedVmEngine({ isolation: 'in-process' }))
   // Each section's lines start with its own heading, but the adapters'.
+  for (const line of await (await import('./subcall.ts')).benchSubCall()) console.log(line)
   for (const line of await benchLoad()) console.log(line)
   for (const line of await benchMemory()) console.log(line)
   console.log('\n== MCP ==')
