@@ -1,26 +1,20 @@
 // The worker entries and the modules they import are plain JavaScript loaded by URL at run time
 // (a worker cannot load TypeScript on Node 20): tsc does not emit them, nor the declarations
-// written by hand beside them.
-import { copyFileSync, mkdirSync } from 'node:fs'
+// written by hand beside them. Every such file of the source roots is copied, so a new one cannot
+// be forgotten in a list (scripts/bundle.mjs then bundles the QuickJS worker entry over its copy).
+import { copyFileSync, mkdirSync, readdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 
-const ASSETS = [
-  'sandbox/quickjs/worker.js',
-  'sandbox/quickjs/ring.js',
-  'sandbox/quickjs/ring.d.ts',
-  'sandbox/quickjs/guest-cpu.js',
-  'sandbox/quickjs/guest-cpu.d.ts',
-  'sandbox/quickjs/wasm-layout.js',
-  'sandbox/quickjs/wasm-layout.d.ts',
-  'sdk-gen/type-check-core.js',
-  'sdk-gen/type-check-core.d.ts',
-  'sandbox/strip-types-core.js',
-  'sandbox/strip-types-core.d.ts',
-  'sandbox/type-check-worker.js',
-]
+const ROOTS = ['src', 'sdk-gen', 'sandbox', 'mcp', 'adapters', 'cli']
 
 // The output directory: `dist` (npm run build), or another one given (the package test builds aside,
 // so that tests importing the package from dist never see it half-written).
 const out = process.argv[2] ?? 'dist'
-mkdirSync(`${out}/sandbox/quickjs`, { recursive: true })
-mkdirSync(`${out}/sdk-gen`, { recursive: true })
-for (const file of ASSETS) copyFileSync(file, `${out}/${file}`)
+for (const root of ROOTS) {
+  for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !/\.(js|d\.ts)$/.test(entry.name)) continue
+    const file = join(entry.parentPath, entry.name)
+    mkdirSync(dirname(join(out, file)), { recursive: true })
+    copyFileSync(file, join(out, file))
+  }
+}

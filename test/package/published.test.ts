@@ -34,8 +34,8 @@ beforeAll(() => {
   for (const entry of ['package.json', ...manifest.files]) {
     if (entry !== 'dist' && existsSync(join(root, entry))) cpSync(join(root, entry), join(pkg, entry), { recursive: true })
   }
-  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', join(pkg, 'dist')], { cwd: root, stdio: 'pipe', timeout: 240_000 })
-  execFileSync(process.execPath, ['scripts/copy-assets.mjs', join(pkg, 'dist')], { cwd: root, stdio: 'pipe' })
+  // The package's own build (npm run build), into the directory given.
+  execFileSync(process.execPath, ['scripts/build.mjs', join(pkg, 'dist')], { cwd: root, stdio: 'pipe', timeout: 300_000 })
   // --ignore-scripts: `prepare` would build again, in a directory with no compiler settings.
   const output = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', staging], { cwd: pkg, encoding: 'utf8', timeout: 120_000 })
   const [report] = JSON.parse(output) as [{ filename: string; files: { path: string }[] }]
@@ -181,6 +181,26 @@ describe('a JavaScript consumer of the packed package, without isolated-vm', () 
   it('runs a TypeScript program on QuickJS with plain Node', () => {
     writeFileSync(join(consumer, 'run.mjs'), CONSUMER_RUN)
     expect(JSON.parse(runNode('run.mjs'))).toEqual({ result: [1, 21], logs: [] })
+  })
+
+  it('shares one copy of each class between its subpaths: a ToolError thrown by the sandbox is a ToolError of the core', () => {
+    writeFileSync(
+      join(consumer, 'classes.mjs'),
+      `import { DisposedError, ToolError } from 'toolbox-codemode'
+import { createQuickJSEngine } from 'toolbox-codemode/sandbox'
+const engine = createQuickJSEngine({ workers: 1 })
+await engine.dispose()
+// Thrown by the sandbox subpath's code, caught with the core's classes.
+const error = await engine.run({ code: 'return 1', bindings: [], host: undefined, limits: undefined, signal: new AbortController().signal }).then(() => undefined, (thrown) => thrown)
+process.stdout.write(JSON.stringify({ disposed: error instanceof DisposedError, toolError: error instanceof ToolError }))
+`,
+    )
+    expect(JSON.parse(runNode('classes.mjs'))).toEqual({ disposed: true, toolError: true })
+  })
+
+  it('runs its command line tool from the packed bin', () => {
+    const bin = join(installed, manifest.bin['toolbox-codemode'] as string)
+    expect(execFileSync(process.execPath, [bin, '--help'], { cwd: consumer, encoding: 'utf8', timeout: 60_000 })).toContain('toolbox-codemode serve')
   })
 
   it('runs it bundled by esbuild with the package marked external, as the README says', async () => {
