@@ -143,8 +143,8 @@ async function run(command: RunCommand, streams: CliStreams): Promise<number> {
         streams.stderr.write(`toolbox-codemode: the program failed: ${result.error.message}\n`)
         return controller.signal.aborted ? 130 : 1
       }
-      const { result: value, logs } = result.value as unknown as RunCodeValue
-      for (const entry of logs) streams.stderr.write(`${entry.level === 'log' ? '' : `[${entry.level}] `}${entry.text}\n`)
+      // Its console lines were shown on stderr as it wrote them (showProgress).
+      const { result: value } = result.value as unknown as RunCodeValue
       streams.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
       return 0
     } finally {

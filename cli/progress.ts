@@ -1,8 +1,8 @@
 /**
- * Live progress of a running program's sub-calls, seen through the context's own events: a
- * pass-through `tools/pre-execute` listener (a call starts) and `tools/result` (it settled). On a
- * terminal the calls in flight are one status line redrawn in place above which settled calls
- * scroll; anywhere else every start and end is a plain line.
+ * Live progress of a running program, seen through the context's `tools/code-progress` event: each
+ * sub-call as it starts and settles, and each console line as the program writes it. On a terminal
+ * the calls in flight are one status line redrawn in place above which settled calls and console
+ * lines scroll; anywhere else every start, end and console line is a plain line.
  */
 
 import type { Context } from '../src/context.ts'
@@ -21,11 +21,11 @@ function fit(line: string, width: number): string {
 }
 
 /**
- * Show the sub-calls of the call `callId` on `sink` until the returned function is called (which
- * also clears the status line).
+ * Show the sub-calls and console lines of the `run_code` call `callId` on `sink` until the returned
+ * function is called (which also clears the status line).
  */
 export function showProgress(context: Context, callId: string, sink: ProgressSink, columns = 100): () => void {
-  const inFlight = new Map<symbol, { name: string; started: number }>()
+  const inFlight = new Map<string, { name: string; started: number }>()
   let status = ''
   const redraw = (): void => {
     if (!sink.isTTY) return
@@ -35,35 +35,44 @@ export function showProgress(context: Context, callId: string, sink: ProgressSin
     sink.write(`${CLEAR_LINE}${next}`)
     status = next
   }
-  const print = (line: string): void => {
+  /** A console line: above the status line on a terminal, as it is elsewhere. */
+  const write = (text: string): void => {
     if (sink.isTTY) {
-      sink.write(`${CLEAR_LINE}${fit(line, columns)}\n`)
+      sink.write(`${CLEAR_LINE}${text}\n`)
       status = ''
       redraw()
     } else {
-      sink.write(`${line}\n`)
+      sink.write(`${text}\n`)
     }
   }
-  const stopStarts = context.on('tools/pre-execute', (exec, next) => {
-    if (exec.parent !== undefined && exec.rootCallId === callId) {
-      inFlight.set(exec.token, { name: exec.name, started: performance.now() })
-      if (sink.isTTY) redraw()
-      else print(`start ${exec.name}`)
+  /** A line of progress: cut to the terminal's width there. */
+  const print = (line: string): void => write(sink.isTTY ? fit(line, columns) : line)
+  const oneLine = (text: string): string => text.replace(/\s+/g, ' ').trim()
+  const stop = context.on('tools/code-progress', (run, progress) => {
+    if (run.callId !== callId) return
+    switch (progress.type) {
+      case 'call-start':
+        inFlight.set(progress.subCallId, { name: progress.name, started: performance.now() })
+        if (sink.isTTY) redraw()
+        else print(`start ${progress.name}`)
+        return
+      case 'call-end': {
+        const call = inFlight.get(progress.subCallId)
+        inFlight.delete(progress.subCallId)
+        const ms = call === undefined ? '' : ` (${Math.round(performance.now() - call.started)} ms)`
+        const failure = progress.error === undefined ? '' : `: ${oneLine(progress.error.message)}`
+        if (sink.isTTY) print(progress.isError ? `✗ ${progress.name}${ms}${failure}` : `✓ ${progress.name}${ms}`)
+        else print(progress.isError ? `fail ${progress.name}${ms}${failure}` : `done ${progress.name}${ms}`)
+        return
+      }
+      case 'log':
+        // The program's own words, whole: never cut to the terminal's width.
+        write(`${progress.level === 'log' ? '' : `[${progress.level}] `}${progress.text}`)
+        return
     }
-    return next()
-  })
-  const stopResults = context.on('tools/result', (exec, result) => {
-    if (exec.parent === undefined || exec.rootCallId !== callId) return
-    const call = inFlight.get(exec.token)
-    inFlight.delete(exec.token)
-    const ms = call === undefined ? '' : ` (${Math.round(performance.now() - call.started)} ms)`
-    const oneLine = (text: string): string => text.replace(/\s+/g, ' ').trim()
-    if (sink.isTTY) print(result.isError ? `✗ ${exec.name}${ms}: ${oneLine(result.error.message)}` : `✓ ${exec.name}${ms}`)
-    else print(result.isError ? `fail ${exec.name}${ms}: ${oneLine(result.error.message)}` : `done ${exec.name}${ms}`)
   })
   return () => {
-    stopStarts()
-    stopResults()
+    stop()
     if (sink.isTTY && status !== '') sink.write(CLEAR_LINE)
     status = ''
   }

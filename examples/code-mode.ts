@@ -44,6 +44,8 @@ export interface CodeModeSummary {
   readonly directCall: { readonly code: string | undefined; readonly text: string }
   /** The native agent calling `read_file` directly, which works. */
   readonly nativeCall: { readonly isError: boolean; readonly text: string }
+  /** What a live observer saw while the program ran (`tools/code-progress`), one line per step. */
+  readonly progress: readonly string[]
 }
 
 /** The program the coder's model writes. TypeScript annotations are fine: they are stripped first. */
@@ -95,6 +97,19 @@ async function runWith(engine: SandboxEngine, print: Print): Promise<CodeModeSum
   // The coder's model answers with a program, and (by mistake) one direct call of a native tool.
   heading(print, 'The coder runs a program')
   print(indent(PROGRAM, '  > '))
+  // A UI follows the run live: sub-calls as they start and settle, console lines as written. The
+  // listener is the coder's own, so it sees the coder's runs only; the session log is unchanged.
+  const progress: string[] = []
+  const stopWatching = coder.ctx.on('tools/code-progress', (run, step) => {
+    const line =
+      step.type === 'log'
+        ? `console.${step.level}: ${step.text}`
+        : step.type === 'call-start'
+          ? `▸ ${step.subCallId} ${step.name}(${JSON.stringify(step.arguments)})`
+          : `${step.isError ? '✗' : '✓'} ${step.subCallId} ${step.name}${step.error === undefined ? '' : `: ${step.error.code}`}`
+    progress.push(line)
+    print(`  live ${run.callId} ${line}`)
+  })
   const [run, direct] = await runToolCalls(
     coder.ctx.tools,
     [
@@ -103,6 +118,7 @@ async function runWith(engine: SandboxEngine, print: Print): Promise<CodeModeSum
     ],
     { agent: coder, signal: AbortSignal.timeout(20_000) },
   )
+  stopWatching()
   if (run === undefined || direct === undefined) throw new Error('runToolCalls returned fewer results than calls')
   if (run.isError) throw new Error(`the program failed: ${run.error.message}`)
   const { result, logs } = run.value as unknown as RunCodeValue
@@ -138,6 +154,7 @@ async function runWith(engine: SandboxEngine, print: Print): Promise<CodeModeSum
     subCallIds: events.flatMap((event) => (event.type === 'tool/code-dispatch' ? [event.subCallId] : [])),
     sessionEvents: events.map((event) => ('subCallId' in event ? `${event.type} ${event.subCallId}` : `${event.type} ${event.callId}`)),
     peakConcurrentReads: fs.peakConcurrentReads,
+    progress,
     directCall: { code: errorCode(direct), text: contentText(direct) },
     nativeCall: { isError: nativeRead.isError, text: contentText(nativeRead) },
   }

@@ -58,6 +58,7 @@ export async function main({ print = console.log as Print } = {}): Promise<DemoS
   print(`approvals:        ${native.approvals.map((a) => `${a.callId} ${a.answer}`).join(', ')}`)
   print(`code mode:        coder sees [${quickjs.codeAgentTools.join(', ')}], native sees [${quickjs.nativeAgentTools.join(', ')}]`)
   print(`program result:   ${JSON.stringify(quickjs.result)} via ${quickjs.subCallIds.length} sub-calls (${quickjs.peakConcurrentReads} reads at once)`)
+  print(`live progress:    ${quickjs.progress.length} steps seen while it ran (starts, ends, console lines)`)
   print(`isolated-vm:      ${'unavailable' in isolatedVm ? 'skipped (not available here)' : `same result: ${JSON.stringify(isolatedVm.result) === JSON.stringify(quickjs.result)}`}`)
   const stopped = attacks.outcomes.filter((o) => o.code === 'CODE_RUN_FAILED' && o.text.includes(o.expect)).length
   print(`hostile programs: ${stopped}/${attacks.outcomes.length} stopped and named; next run after pollution saw ${JSON.stringify(attacks.pollution.nextRun)}`)

@@ -95,6 +95,12 @@ describe.each(engineNames)('examples/code-mode on %s', (engine) => {
     expect(summary.nativeAgentTools).toEqual(['list_files', 'read_file', 'search', 'write_file'])
   })
 
+  it('lets a live observer follow the program: each read as it starts and settles, and its console line', () => {
+    expect(summary.progress.filter((line) => line.startsWith('▸ '))).toHaveLength(summary.subCallIds.length)
+    expect(summary.progress.filter((line) => line.startsWith('✓ '))).toHaveLength(summary.subCallIds.length)
+    expect(summary.progress.at(-1)).toBe('console.log: read 3 files, 3 regions')
+  })
+
   it("returns the program's processed JSON value and its console output", () => {
     expect(summary.result).toEqual({ quarters: 3, totals: { north: 360, south: 280, east: 200 }, best: { region: 'north', amount: 360 } })
     expect(summary.logs).toEqual([{ level: 'log', text: 'read 3 files, 3 regions' }])

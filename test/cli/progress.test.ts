@@ -44,6 +44,17 @@ describe('live progress of a program', () => {
     expect(text.endsWith('\n')).toBe(true)
   })
 
+  it('prints console lines as the program writes them, between its calls, whole', async () => {
+    const context = setup()
+    const written: string[] = []
+    const stop = showProgress(context, 'p4', { write: (text) => written.push(text), isTTY: false })
+    const code = `console.log("before"); await tools.ok({}); console.warn("${'w'.repeat(150)}"); return 1`
+    await context.tools.execute(call('run_code', { code }, { callId: 'p4', agent: context.agent('a') }))
+    stop()
+    const lines = written.join('').split('\n').map((line) => line.replace(/ \(\d+ ms\)/, ''))
+    expect(lines).toEqual(['before', 'start ok', 'done ok', `[warn] ${'w'.repeat(150)}`, ''])
+  })
+
   it('ignores calls that are not sub-calls of the watched program', async () => {
     const context = setup()
     const written: string[] = []
