@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs'
 import { describe, expect, it, vi } from 'vitest'
 import type { EngineRunResult, GuestHost, HostCallOutcome, SandboxEngine } from '../../sandbox/engine.ts'
 import { resolveLimits } from '../../sandbox/limits.ts'
@@ -648,6 +649,31 @@ describe('quickjs engine: waiting is not holding', () => {
       expect((await Promise.all(holders)).map((r) => !r.ok && r.error.kind)).toEqual(Array(12).fill('aborted'))
     }
   })
+
+  it.skipIf(process.platform !== 'linux')(
+    'starts no spare worker for a run while the other free worker only gets ready after its run (counted in /proc threads, Linux only)',
+    async () => {
+      await using engine = createQuickJSEngine({ workers: 2, maxWorkers: 8 })
+      const threads = (): number => readdirSync('/proc/self/task').length
+      const stop = new AbortController()
+      const bystander = {}
+      const holder = runAs(engine, {}, 'await new Promise(() => {})', stop.signal, { wallTimeMs: 600_000 })
+      try {
+        // The holder under way, its spare started, every worker ready.
+        for (let i = 0; i < 3; i++) expect(valueOf(await runAs(engine, bystander, 'return 1', new AbortController().signal))).toBe(1)
+        await new Promise((resolve) => setTimeout(resolve, 1_000))
+        const before = threads()
+        // A run stopped at a limit leaves its worker building a fresh module for a while after it.
+        const stopped = await runAs(engine, bystander, 'for (;;) {}', new AbortController().signal, { cpuTimeMs: 50 })
+        expect(stopped).toMatchObject({ ok: false, error: { kind: 'limit', limit: 'cpuTimeMs' } })
+        expect(valueOf(await runAs(engine, bystander, 'return 1', new AbortController().signal))).toBe(1)
+        expect(threads()).toBeLessThanOrEqual(before)
+      } finally {
+        stop.abort()
+        await holder
+      }
+    },
+  )
 
   it("counts the time a run waits for a worker in its wall time, and ends it there", async () => {
     await using engine = createQuickJSEngine({ workers: 1, maxWorkers: 1 })
