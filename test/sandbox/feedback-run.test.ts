@@ -28,9 +28,10 @@ describe.each(enginesUnderTest())('errors that name the fix, on $name', (engineU
     await engine?.dispose()
   })
 
+  // The check off: these are the failures a program meets at run time, whatever the check caught first.
   function setup() {
     const ran: string[] = []
-    const ctx = createContext({ tools: { mode: 'code', maxParallelSubCalls: 8, codeMode: createRunCode({ engine, limits: { wallTimeMs: 20_000 } }) } })
+    const ctx = createContext({ tools: { mode: 'code', maxParallelSubCalls: 8, codeMode: createRunCode({ engine, typeCheck: 'off', limits: { wallTimeMs: 20_000 } }) } })
     ctx.tools.register(rawTool('read_file', { parameters: readFileParameters, execute: async (args) => ({ content: `read ${(args as { path: string }).path}` }) }))
     ctx.tools.register(
       rawTool('write_file', {
@@ -123,7 +124,7 @@ describe.each(enginesUnderTest())('errors that name the fix, on $name', (engineU
   })
 
   it('an unknown tool in a large tool set lists the first tools and how many more there are', async () => {
-    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine }) } })
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, typeCheck: 'off' }) } })
     for (let i = 0; i < 200; i++) ctx.tools.register(rawTool(`tool_${String(i).padStart(3, '0')}`))
     const agent = ctx.agent('many')
     const result = await agent.ctx.tools.execute({ callId: 'r', name: 'run_code', arguments: { code: 'try { tools.tool_1234 } catch (e) { return e.message }' }, signal: new AbortController().signal })
