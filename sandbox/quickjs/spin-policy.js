@@ -17,8 +17,8 @@
 //    SAMPLE_MS at most, about 7 us a read): when it waited for one more than CONTENDED of the
 //    sampled time, the machine has more runnable threads than cores, a spin only takes a core
 //    from someone (often the very thread it waits for), and spinning stops for a hold of 50 ms,
-//    doubled (up to 2 s) each time the first sample after a hold finds the machine as busy, back
-//    to 50 ms once a sample finds it quiet;
+//    doubled (up to 2 s) each time the first sample after a hold finds the machine as busy, halved
+//    each time a sample finds it quiet;
 //  - per second, spinning stops once it took SHARE_PER_SECOND of a core, or once spins that
 //    missed took WASTE_PER_SECOND: on a machine where answers never come in time, a waiting
 //    thread uses at most that.
@@ -162,7 +162,8 @@ export class SpinPolicy {
     // A sample spanning a long idle gap says little about now: start a fresh one.
     if (elapsed > 20 * SAMPLE_MS) return false
     if (waited <= CONTENDED * elapsed) {
-      this.#holdMs = FIRST_HOLD_MS
+      // One quiet sample on a busy machine can be luck: the holds shorten gradually.
+      this.#holdMs = Math.max(FIRST_HOLD_MS, this.#holdMs / 2)
       return false
     }
     this.#holding = true

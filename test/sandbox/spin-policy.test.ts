@@ -29,7 +29,7 @@ describe('spin policy', () => {
     expect(policy.budget(0)).toBeGreaterThan(0)
   })
 
-  it('does not spin while its thread waits for a core, holding off longer each time it finds the machine still busy', () => {
+  it('does not spin while its thread waits for a core, holding off longer each time it finds the machine still busy, shorter once quiet', () => {
     const clock = runQueue()
     const policy = new SpinPolicy(200, clock.read)
     expect(policy.budget(0)).toBeGreaterThan(0)
@@ -44,12 +44,12 @@ describe('spin policy', () => {
     expect(policy.budget(61)).toBe(0)
     expect(policy.budget(150)).toBe(0)
     expect(policy.budget(162)).toBeGreaterThan(0)
-    // Quiet while spinning: the next hold is the short one again.
+    // Quiet while spinning: the next hold is half as long.
     expect(policy.budget(168)).toBeGreaterThan(0)
     clock.waited = 5
     expect(policy.budget(174)).toBe(0)
-    expect(policy.budget(223)).toBe(0)
-    expect(policy.budget(225)).toBeGreaterThan(0)
+    expect(policy.budget(270)).toBe(0)
+    expect(policy.budget(275)).toBeGreaterThan(0)
   })
 
   it('spins at most half a second per second, and stops for the second once unanswered spins took 50 ms', () => {
