@@ -29,7 +29,7 @@ const EXAMPLE = `Example (placeholder tool names):
 const ids = ['a', 'b', 'c']
 const items = await Promise.all(ids.map(async (id) => {
   try { return await tools.get_item({ id }) }
-  catch (e) { if (e.code === 'DENIED' || e.code === 'TOOL_TIMEOUT') return null; throw e }
+  catch (e: any) { if (e.code === 'DENIED' || e.code === 'TOOL_TIMEOUT') return null; throw e }
 }))
 console.log(\`\${items.length} looked up\`)
 return items.filter((item) => item !== null)
