@@ -243,6 +243,15 @@ function defaultEngine(limits: SandboxLimits): SandboxEngine {
   return engine
 }
 
+/** {@link defaultEngine} made now if it can be; if not, the first run that needs it says why. */
+function startDefaultEngine(limits: SandboxLimits): void {
+  try {
+    defaultEngine(limits)
+  } catch {
+    // Nothing is cached: engineForRun tries again and its run reports the failure.
+  }
+}
+
 /**
  * The process's TypeScript thread (type checks, and the type removal of every program that is not
  * plain JavaScript), started by the first run that needs it: the main thread never loads TypeScript.
@@ -338,6 +347,10 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
     engine ??= defaultEngine(limits)
     return engine
   }
+  // The default engine's first worker starts now, not at the first program: loading QuickJS and
+  // its prelude (most of a first run) overlaps the caller's own setup and the argument checks.
+  // An engine that cannot start (a bundled package) is reported by the first run, as before.
+  if (given === undefined) startDefaultEngine(limits)
   const sdkIn = options.sdkIn ?? 'description'
   const typeCheck = resolveTypeCheck(options.typeCheck)
   // Warm before the first program: TypeScript and its libraries load in their thread now (about a second).

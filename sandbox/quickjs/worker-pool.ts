@@ -284,6 +284,8 @@ export class WorkerPool {
   readonly #keepAwake: KeepAwake
   readonly #waiters: Waiter[] = []
   #startupFailures = 0
+  /** Whether a worker of this pool was ever ready with no run taking it; until then only one starts (see #fillSlots). */
+  #anyReady = false
   #disposed = false
 
   readonly #workerUrl: URL
@@ -309,7 +311,7 @@ export class WorkerPool {
     this.#maxSize = Math.max(options.size, options.maxSize)
     this.#boot = options.boot
     this.#maxQueued = options.maxQueued
-    for (let i = 0; i < this.#size; i++) this.#spawn()
+    this.#fillSlots()
   }
 
   /**
@@ -428,6 +430,11 @@ export class WorkerPool {
         slot.everReady = true
         this.#startupFailures = 0
         this.#idle(slot)
+        // The others start once the first is ready and free: after the first run, if one took it.
+        if (!this.#anyReady && slot.state === 'idle') {
+          this.#anyReady = true
+          this.#fillSlots()
+        }
       } else if (message.t === 'idle') {
         // The program waits on nothing the host will ever answer: its worker is held, not used.
         this.#keepSpare(true)
@@ -505,7 +512,10 @@ export class WorkerPool {
 
   #fillSlots(): void {
     if (this.#disposed) return
-    while (this.#slots.size < this.#size) this.#spawn()
+    // The first worker starts alone: on a small machine the others would take cores from it (and
+    // from the host's own start) while a first run waits for it. They start once it is ready and free.
+    const size = this.#anyReady ? this.#size : 1
+    while (this.#slots.size < size) this.#spawn()
   }
 
   #dispatch(): void {
