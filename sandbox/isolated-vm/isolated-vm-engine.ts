@@ -317,7 +317,7 @@ class IsolatedVmEngine implements SandboxEngine {
     this.#reuseIsolates = settings.reuseIsolates
     this.#warmMemoryMb = memoryLimitMb(settings.limits)
     this.#watchdog = new Watchdog(settings.watchdogIntervalMs)
-    this.#keepAwake = new KeepAwake(settings.spinMicros)
+    this.#keepAwake = new KeepAwake(settings.spinMicros, { yieldToContention: true })
   }
 
   /** @internal Tests only: runs given an isolate kept from their tenant's previous run. */
