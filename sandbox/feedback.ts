@@ -259,3 +259,29 @@ export function pendingCallsNote(tools: readonly string[], ended: 'returned' | '
     ? `${calls} still running when the program returned, and ${tools.length === 1 ? 'it was' : 'they were'} cancelled: ${which}. Did you forget \`await\`?`
     : `${calls} still running when the program failed, and ${tools.length === 1 ? 'it was' : 'they were'} cancelled: ${which}. A call that is not awaited, or one a \`Promise.all\` left running when another failed, does not finish.`
 }
+
+/** What to write instead of each value the guest's JSON walker refuses (see guest-runtime.ts). */
+const NOT_JSON_FIXES: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^a function\b/, 'a function is not data: did you mean to call it (and `await` it)?'],
+  [/^a Map\b/, 'send a Map as `Object.fromEntries(map)`'],
+  [/^a Set\b/, 'send a Set as `[...set]`'],
+  [/^a Promise\b/, 'a Promise is not data: `await` it first'],
+  [/^a class instance\b/, 'copy the fields you need into a plain object (`{ ...value }` keeps its own fields)'],
+  [/^undefined\b/, 'an array element cannot be `undefined`: use `null`'],
+  [/^(?:NaN|Infinity|-Infinity|-0)\b/, 'JSON has no NaN, Infinity or -0: send `null` or a string'],
+  [/^a BigInt\b/, 'send a BigInt as a string (`String(n)`) or a number'],
+  [/^a symbol\b/, 'send a symbol as its description (`symbol.description`)'],
+  [/^a circular reference\b/, 'send a copy without the cycle'],
+  [/^a hole\b/, 'fill the holes of the array (`Array.from(array, (x) => x ?? null)`)'],
+  [/^an invalid Date\b/, 'an invalid Date has no ISO string: check where it was made'],
+  [/^nesting deeper\b/, 'send a flatter value'],
+]
+
+/**
+ * What would be right for a value that is not JSON, from the guest's words for it (`a Map (not
+ * JSON) at $.byId`, `a function at $.callback`), or undefined when there is nothing to add.
+ */
+export function notJsonHint(what: string): string | undefined {
+  for (const [pattern, fix] of NOT_JSON_FIXES) if (pattern.test(what)) return `Only JSON crosses: ${fix}.`
+  return undefined
+}

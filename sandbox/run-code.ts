@@ -21,7 +21,7 @@ import {
 } from '../sdk-gen/index.ts'
 import type { GeneratedSdk, LargeToolSetOptions } from '../sdk-gen/index.ts'
 import { RunBridge } from './bridge.ts'
-import { pendingCallsNote, placeText, quoteLine, unknownGlobalHint } from './feedback.ts'
+import { notJsonHint, pendingCallsNote, placeText, quoteLine, unknownGlobalHint } from './feedback.ts'
 import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimitName, SandboxLimits } from './engine.ts'
 import { describeLimit, resolveLimits, withCeilings } from './limits.ts'
 import { isPlainJavaScript } from './plain-javascript.ts'
@@ -188,6 +188,12 @@ function columnOfName(code: string, line: number, column: number | undefined, na
   return found === null ? column : found.index + 1
 }
 
+/** The fix for a value the guest refused as not JSON, from its message (`...is not JSON: a Map (not JSON) at $.m`). */
+function notJsonHintOf(message: string): string | undefined {
+  const at = message.indexOf('is not JSON: ')
+  return at < 0 ? undefined : notJsonHint(message.slice(at + 'is not JSON: '.length))
+}
+
 /**
  * The failure text a model reads, like a good compiler's: what went wrong, where in its program
  * (the line quoted, a caret under the column), what would be right (for a global that does not
@@ -211,14 +217,19 @@ function describeFailure(failure: EngineFailure, limits: SandboxLimits, logs: re
       const quoted = line === undefined ? undefined : quoteLine(context.code, line, column)
       if (quoted !== undefined) message += `\n${quoted}`
       if (unknown !== null) message += `\n${unknownGlobalHint(unknown[1] as string, context.tools)}`
+      const notJson = failure.code === 'INVALID_ARGS' ? notJsonHintOf(failure.message) : undefined
+      if (notJson !== undefined) message += `\n${notJson}`
       if (failure.stack !== undefined && failure.stack !== '') message += `\n${failure.stack}`
       ended = 'failed'
       break
     }
-    case 'result':
+    case 'result': {
       message = `The program's return value cannot be returned: ${failure.message}`
+      const notJson = notJsonHintOf(failure.message)
+      if (notJson !== undefined) message += `\n${notJson}`
       ended = 'returned'
       break
+    }
     case 'aborted':
       message = `The program was cancelled: ${failure.message}`
       break

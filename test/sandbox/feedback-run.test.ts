@@ -171,6 +171,21 @@ describe.each(enginesUnderTest())('errors that name the fix, on $name', (engineU
     expect(text).toContain('\n\n1 tool call was still running when the program failed, and it was cancelled: tools.wait_forever.')
   })
 
+  it('a return value that is not JSON is told what to return instead', async () => {
+    const { run } = setup()
+    const text = textOf(await run('const byPath = new Map([["a", 1]])\nreturn { byPath }'))
+    expect(text).toBe("The program's return value cannot be returned: the returned value is not JSON: a Map (not JSON) at $.byPath\nOnly JSON crosses: send a Map as `Object.fromEntries(map)`.")
+    const promise = textOf(await run('return { page: tools.read_file({ path: "a" }) }'))
+    expect(promise).toContain('a Promise (not JSON) at $.page\nOnly JSON crosses: a Promise is not data: `await` it first.')
+  })
+
+  it('an argument that is not JSON is told what to send instead, with the line quoted', async () => {
+    const { run } = setup()
+    const text = textOf(await run('await tools.write_file({ path: "a", content: new Set(["x"]) })'))
+    expect(text).toMatch(/^The program threw TypeError \(INVALID_ARGS\) at line 1, column \d+: tools\.write_file: the argument is not JSON: a Set \(not JSON\) at \$\.content\n {2}1 \| await tools\.write_file/)
+    expect(text).toContain('\nOnly JSON crosses: send a Set as `[...set]`.')
+  })
+
   it('a program that returns a value that is not JSON with calls still running is told both', async () => {
     const { run } = setup()
     const text = textOf(await run('tools.wait_forever({})\nreturn () => 1'))

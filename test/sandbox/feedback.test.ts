@@ -5,6 +5,7 @@ import {
   MAX_CANDIDATES,
   MAX_QUOTED_LINE_CHARS,
   nameWords,
+  notJsonHint,
   pendingCallsNote,
   quoteLine,
   unknownGlobalHint,
@@ -137,6 +138,14 @@ describe('hints', () => {
     expect(pendingCallsNote(['slow'], 'failed')).toBe(
       '1 tool call was still running when the program failed, and it was cancelled: tools.slow. A call that is not awaited, or one a `Promise.all` left running when another failed, does not finish.',
     )
+  })
+
+  it('names what to send instead of each value that is not JSON', () => {
+    expect(notJsonHint('a Map (not JSON) at $.m')).toBe('Only JSON crosses: send a Map as `Object.fromEntries(map)`.')
+    expect(notJsonHint('a function at $')).toBe('Only JSON crosses: a function is not data: did you mean to call it (and `await` it)?')
+    expect(notJsonHint('NaN at $.n')).toBe('Only JSON crosses: JSON has no NaN, Infinity or -0: send `null` or a string.')
+    expect(notJsonHint('a class instance (only plain objects are JSON) at $')).toContain('into a plain object')
+    expect(notJsonHint('a WeakMap (not JSON) at $')).toBeUndefined()
   })
 
   it('clips a giant name it echoes', () => {
