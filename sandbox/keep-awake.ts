@@ -170,6 +170,9 @@ export class KeepAwake {
   #stayAwake(): boolean {
     if (this.#preempted && this.#yieldWhenPreempted) return false
     const now = performance.now()
+    // A window answered again and again stays open for as long as the calls come: it must still
+    // close once the machine turns busy (checked against a clock read every few ms, not each turn).
+    if (this.#yieldWhenPreempted && !this.#policy.keepSpinning(now)) return false
     if (now < this.#until) return true
     if (now >= this.#answeredAt + STRETCH * this.#spanMs) return false
     for (const poller of this.#pollers) if (poller.working()) return true

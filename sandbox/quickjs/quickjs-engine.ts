@@ -73,7 +73,7 @@ export interface QuickJSEngineOptions {
    * sequential sub-call would cost (and the main thread pays for waking the worker). Both sides
    * adapt (sandbox/quickjs/spin-policy.js): a spin lasts a few times the recent answer time, up to
    * this; neither spins while its thread waits for a core (another process wants the CPU), and
-   * both back off when spins go unanswered; at most half a core per thread per second. 0 never
+   * both back off when spins go unanswered; at most 3/4 of a core per thread per second. 0 never
    * spins (least CPU; each sub-call then pays both wake-ups).
    */
   readonly spinMicros?: number

@@ -35,6 +35,8 @@ export declare class SpinPolicy {
   constructor(maxMicros: number, runQueueMs: (() => number) | undefined)
   /** Microseconds to spin for the wait starting at `now` (`performance.now()`), or 0 not to spin. */
   budget(now: number): number
+  /** Whether a spin under way should go on at `now`: not once the machine is found contended, nor past the per-second caps. */
+  keepSpinning(now: number): boolean
   /** The spin given a budget ended after `spentMicros`; whether it was answered, whether this thread lost its core meanwhile. */
   record(spentMicros: number, answered: boolean, preempted: boolean): void
 }

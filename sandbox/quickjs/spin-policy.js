@@ -36,7 +36,7 @@ const MIN_SPIN_MICROS = 40
 /** A gap this long between two of this thread's clock reads while spinning: it lost its core. */
 export const PREEMPTED_MICROS = 30
 /** Most of a second one thread spends spinning, in all and in spins that missed. */
-const SHARE_PER_SECOND = 0.5
+const SHARE_PER_SECOND = 0.75
 const WASTE_PER_SECOND = 0.05
 
 /** How often the thread's wait for a core is sampled, and the share of it that means contention. */
@@ -204,6 +204,16 @@ export class SpinPolicy {
     if (this.#contended(now) || !this.#backoff.shouldSpin()) return 0
     const micros = Math.max(MIN_SPIN_MICROS, LATENCY_FACTOR * this.#answerMicros)
     return Math.min(this.#maxMicros, micros, (SHARE_PER_SECOND * 1000 - this.#spentMs) * 1000)
+  }
+
+  /**
+   * Whether a spin under way (a window answered again and again) should go on at `now`: not once
+   * the machine is found contended, nor past the per-second caps.
+   * @param {number} now
+   */
+  keepSpinning(now) {
+    if (this.#spentMs >= SHARE_PER_SECOND * 1000 || this.#wastedMs >= WASTE_PER_SECOND * 1000) return now - this.#second >= 1000
+    return !this.#contended(now)
   }
 
   /**

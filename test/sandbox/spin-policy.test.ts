@@ -52,11 +52,12 @@ describe('spin policy', () => {
     expect(policy.budget(275)).toBeGreaterThan(0)
   })
 
-  it('spins at most half a second per second, and stops for the second once unanswered spins took 50 ms', () => {
+  it('spins at most 750 ms per second, and stops for the second once unanswered spins took 50 ms', () => {
     const busy = new SpinPolicy(200, undefined)
     expect(busy.budget(0)).toBeGreaterThan(0)
-    for (let i = 0; i < 5_000; i++) busy.record(100, true, false)
+    for (let i = 0; i < 7_500; i++) busy.record(100, true, false)
     expect(busy.budget(900)).toBe(0)
+    expect(busy.keepSpinning(900)).toBe(false)
     expect(busy.budget(1_001)).toBeGreaterThan(0)
     const wasted = new SpinPolicy(200, undefined)
     expect(wasted.budget(0)).toBeGreaterThan(0)
@@ -67,6 +68,16 @@ describe('spin policy', () => {
     }
     expect(wasted.budget(500)).toBe(0)
     expect(wasted.budget(1_001)).toBeGreaterThan(0)
+  })
+
+  it('tells a spin under way to stop once its thread is found waiting for a core', () => {
+    const clock = runQueue()
+    const policy = new SpinPolicy(200, clock.read)
+    expect(policy.budget(0)).toBeGreaterThan(0)
+    expect(policy.keepSpinning(3)).toBe(true)
+    clock.waited = 3
+    expect(policy.keepSpinning(6)).toBe(false)
+    expect(policy.budget(7)).toBe(0)
   })
 
   it('never spins with a maximum of 0', () => {
