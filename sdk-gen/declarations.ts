@@ -166,6 +166,12 @@ export function summarize(description: string): string {
   return sentence.length <= MAX_SUMMARY_CHARS ? sentence : `${sentence.slice(0, MAX_SUMMARY_CHARS - 1)}…`
 }
 
+/** A tool's summary, marked when a later sentence of its description deprecates the tool. */
+function catalogSummary(description: string): string {
+  const summary = summarize(description)
+  return /\bdeprecated\b/i.test(description) && !/\bdeprecated\b/i.test(summary) ? `(deprecated) ${summary}` : summary
+}
+
 /** The argument keys of a parameters schema, optional ones marked: `{ path, head? }`. */
 function argsOf(parameters: JsonSchemaNode): string {
   const properties = typeof parameters.properties === 'object' && parameters.properties !== null ? Object.keys(parameters.properties) : []
@@ -231,7 +237,7 @@ export function generateSdk(tools: readonly SdkToolInput[]): GeneratedSdk {
       Object.freeze({
         name: tool.name,
         binding,
-        summary: summarize(tool.description),
+        summary: catalogSummary(tool.description),
         args: argsOf(tool.parameters),
         declaration: `${own.map((alias) => `${alias}\n`).join('')}${dedent(method)}`,
       }),

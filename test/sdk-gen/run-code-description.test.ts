@@ -104,6 +104,11 @@ describe('large tool sets', () => {
     expect(summarize('x'.repeat(500))).toHaveLength(MAX_SUMMARY_CHARS)
   })
 
+  it('marks a tool whose description deprecates it in a later sentence', () => {
+    const sdk = generateSdk([{ name: 'old', description: 'Read a file. DEPRECATED: use read_text_file.', parameters: { type: 'object', additionalProperties: false } }])
+    expect(sdk.catalog[0]?.summary).toBe('(deprecated) Read a file.')
+  })
+
   it('switches to discovery above the declaration budget or the tool count, not below', () => {
     const small = generateSdk(many.slice(0, 3))
     expect(usesDiscovery(small)).toBe(false)
