@@ -476,7 +476,8 @@ async function runProgram(
   const plain = isPlainJavaScript(source)
   const stripped: StripTypesResult = plain ? { ok: true, code: source } : await stripOffThread(source, limits, { timeoutMs: remainingMs(), signal: exec.signal, ...owner })
   if (!stripped.ok) {
-    throw codeRunFailed(`The program was not run: line ${stripped.line}, column ${stripped.column}: ${stripped.message}`)
+    const quoted = quoteLine(code, stripped.line, stripped.column)
+    throw codeRunFailed(`The program was not run: line ${stripped.line}, column ${stripped.column}: ${stripped.message}${quoted === undefined ? '' : `\n${quoted}`}`)
   }
   const sdk = cache.get(host.visibleTools(exec))
   // The check, off the main thread and under the run's wall-time limit (a small program can keep

@@ -9,6 +9,7 @@ import { installTimeoutPolicy } from '../../src/timeout-policy.ts'
 import type { ObjectJsonSchema } from '../../src/schema/types.ts'
 import type { SandboxEngine } from '../../sandbox/engine.ts'
 import { codeModeDeclarations, createRunCode } from '../../sandbox/run-code.ts'
+import { quoteLine } from '../../sandbox/feedback.ts'
 import { stripTypes } from '../../sandbox/strip-types.ts'
 import { TypeCheckThread } from '../../sandbox/type-check-thread.ts'
 import { call, deferred, rawTool } from '../helpers.ts'
@@ -772,7 +773,9 @@ describe('run_code type removal', () => {
         if (expected.ok) throw new Error(`expected ${JSON.stringify(mistake)} to be refused`)
         const result = await agent.ctx.tools.execute(call('run_code', { code }))
         expect(codeOf(result)).toBe('CODE_RUN_FAILED')
-        expect(result.isError && result.error.message).toBe(`The program was not run: line ${expected.line}, column ${expected.column}: ${expected.message}`)
+        // The line quoted with a caret under the column, as every failure quotes it.
+        const quoted = quoteLine(code, expected.line, expected.column) as string
+        expect(result.isError && result.error.message).toBe(`The program was not run: line ${expected.line}, column ${expected.column}: ${expected.message}\n${quoted}`)
       }
     }
     // None of them is plain JavaScript: every one, small or costly, went to the TypeScript thread.
