@@ -116,6 +116,19 @@ describe.each(enginesUnderTest())('large tool sets on $name', (engineUnderTest) 
     expect(found[0]).toBe('read_file')
   })
 
+  it('answers the same after the program replaces the string and array methods it could reach', async () => {
+    const { run } = setup()
+    const code = `String.prototype.toLowerCase = () => 'x'
+String.prototype.indexOf = () => -1
+String.prototype.startsWith = () => false
+Object.defineProperty(Array.prototype, '0', { set() { throw new Error('hooked') }, configurable: true })
+const found = tools.$search('read file', 2)
+const declared = tools.$describe('read_file').includes('read_file(args:')
+delete Array.prototype[0]
+return { names: found.map((tool) => tool.name), declared }`
+    expect(await run(code)).toEqual({ names: ['read_file', 'write_file'], declared: true })
+  })
+
   it('keeps lookups out of the session log and out of the sub-call numbering', async () => {
     const { run, session } = setup()
     await run('tools.$search("read"); tools.$describe("read_file"); await tools.read_file({ path: "x" }); return 1')
