@@ -19,7 +19,7 @@ import {
   renderToolListing,
   usesDiscovery,
 } from '../sdk-gen/index.ts'
-import type { GeneratedSdk, LargeToolSetOptions } from '../sdk-gen/index.ts'
+import type { GeneratedSdk, LargeToolSetOptions, SdkBinding } from '../sdk-gen/index.ts'
 import { RunBridge } from './bridge.ts'
 import { notJsonHint, pendingCallsNote, placeText, quoteLine, unknownGlobalHint } from './feedback.ts'
 import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimitName, SandboxLimits } from './engine.ts'
@@ -505,7 +505,7 @@ async function runProgram(
   try {
     outcome = await engine.run({
       code: prepared.code,
-      tools: sdk.bindings,
+      tools: runBindings(sdk, code),
       limits: runLimits,
       host: bridge,
       signal: bridge.signal,
@@ -547,6 +547,24 @@ function withNotes(value: RunCodeValue, notes: readonly string[]): RunCodeValue 
 /** Whether a cached SDK is a discovery SDK (its bindings carry their declarations). */
 function isDiscovery(sdk: GeneratedSdk): boolean {
   return sdk.bindings === sdk.catalog
+}
+
+/** A listed set's bindings without their catalog entries, made once per SDK. */
+const plainBindings = new WeakMap<GeneratedSdk, readonly SdkBinding[]>()
+
+/**
+ * The bindings a run installs. A listed set's catalog (what `tools.$search` and `tools.$describe`
+ * answer from, a few hundred characters per tool) goes into the sandbox only for a program that
+ * names one of them: copied into every run, it would cost each run of a large set milliseconds.
+ */
+function runBindings(sdk: GeneratedSdk, code: string): readonly SdkBinding[] {
+  if (!isDiscovery(sdk) || code.includes('$search') || code.includes('$describe')) return sdk.bindings
+  let plain = plainBindings.get(sdk)
+  if (plain === undefined) {
+    plain = Object.freeze(sdk.bindings.map(({ binding, name }) => Object.freeze({ binding, name })))
+    plainBindings.set(sdk, plain)
+  }
+  return plain
 }
 
 /** The guide and the SDK as a system prompt carries them for `sdk` (see {@link codeModeDeclarations}). */

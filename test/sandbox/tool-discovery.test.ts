@@ -137,6 +137,14 @@ return { names: found.map((tool) => tool.name), declared }`
     expect(JSON.stringify(session.events)).not.toContain('$search')
   })
 
+  it('leaves the catalog out of a run whose program names neither lookup, and still calls the tools', async () => {
+    const { run } = setup()
+    // Built from parts, so that the program does not name the lookups.
+    const code = "const own = Object.getOwnPropertyNames(tools).filter((name) => name.startsWith('$')); return { own, text: (await tools.read_file({ path: 'b' })).text }"
+    expect(await run(code)).toEqual({ own: [], text: 'contents of b' })
+    expect(await run("tools.$search('x'); return Object.getOwnPropertyNames(tools).filter((name) => name.startsWith('$'))")).toEqual(['$search', '$describe'])
+  })
+
   it('has no lookups when the tool set is small enough to declare whole', async () => {
     const { run, agent } = setup(1_000)
     expect(agent.ctx.tools.schemas(agent)[0]?.description).toContain('read_file(args: {')
