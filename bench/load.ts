@@ -2,7 +2,8 @@
  * What a user pays before the first program runs, measured in fresh Node processes from the built
  * package (`dist/`, as `npm run build` writes it), interleaved over a few rounds, medians shown:
  *  - importing `toolbox-codemode/sandbox`: wall time and the RSS it adds;
- *  - the first `return 1` of a process through `run_code` (import, context, QuickJS engine, run);
+ *  - the first `return 1` of a process through `run_code` (import, context, QuickJS engine, run),
+ *    by default and with `typeCheck: 'off'` (no TypeScript thread warming up beside it);
  *  - whether the main thread loaded TypeScript on the way (a plain JavaScript program must not).
  * Each round also starts an empty Node process (`node -e ''`, the same flags) as the baseline: the
  * whole-process figures are printed as ratios to it, per round and as a median, so a busy host moves
@@ -44,7 +45,7 @@ const FIRST_RUN_PROBE = `
 const t0 = performance.now()
 const [{ createContext }, { createRunCode }] = await Promise.all([import(process.argv[1]), import(process.argv[2])])
 const imported = performance.now()
-const agent = createContext({ tools: { mode: 'code', codeMode: createRunCode() } }).agent('bench')
+const agent = createContext({ tools: { mode: 'code', codeMode: createRunCode(JSON.parse(process.argv[3])) } }).agent('bench')
 const result = await agent.ctx.tools.execute({ callId: '1', name: 'run_code', arguments: { code: 'return 1' }, signal: new AbortController().signal })
 const ms = performance.now() - t0
 const runMs = performance.now() - imported
@@ -95,11 +96,13 @@ interface Build {
   readonly dist: string
   readonly imports: Probe[]
   readonly firsts: Probe[]
+  /** The same first run with `typeCheck: 'off'`: no TypeScript thread warming up beside it. */
+  readonly unchecked: Probe[]
 }
 
 /** The lines for one build, each whole-process figure as a ratio to the empty process of its round. */
 function report(build: Build, baselines: readonly Probe[]): string[] {
-  const { imports, firsts } = build
+  const { imports, firsts, unchecked } = build
   const importMs = median(imports.map((p) => p.ms))
   const importMiB = median(imports.map((p) => p.mib ?? 0))
   const firstMs = median(firsts.map((p) => p.ms))
@@ -108,7 +111,7 @@ function report(build: Build, baselines: readonly Probe[]): string[] {
   const firstCpuMs = median(firsts.map((p) => p.cpuMs ?? 0))
   const ratios = firsts.map((p, round) => p.processMs / (baselines[round] as Probe).processMs)
   const importRatios = imports.map((p, round) => p.processMs / (baselines[round] as Probe).processMs)
-  const loadedTypeScript = [...imports, ...firsts].some((p) => p.typescript)
+  const loadedTypeScript = [...imports, ...firsts, ...unchecked].some((p) => p.typescript)
   return [
     `${build.label}:`,
     `import toolbox-codemode/sandbox: ${importMs.toFixed(1)} ms (${range(imports.map((p) => p.ms), 0)}) ${verdict(importMs, GOALS.importMs)}`,
@@ -119,6 +122,8 @@ function report(build: Build, baselines: readonly Probe[]): string[] {
     `  of which the run after the imports (context, engine, first worker, run): ${runMs.toFixed(1)} ms`,
     `  CPU time of the process up to the result, every thread: ${firstCpuMs.toFixed(0)} ms`,
     `  whole process (spawn to exit) to the empty process: x${median(ratios).toFixed(2)}, per round ${ratios.map((r) => r.toFixed(2)).join(' ')}`,
+    `  with typeCheck 'off' (no TypeScript thread warming up beside the first run): ${median(unchecked.map((p) => p.ms)).toFixed(1)} ms, ` +
+      `CPU ${median(unchecked.map((p) => p.cpuMs ?? 0)).toFixed(0)} ms, whole process x${median(unchecked.map((p, round) => p.processMs / (baselines[round] as Probe).processMs)).toFixed(2)}`,
     `  TypeScript loaded on the main thread: ${loadedTypeScript ? 'YES [goal: never for plain JavaScript: MISSED]' : 'no [goal: met]'}`,
   ]
 }
@@ -127,8 +132,8 @@ function report(build: Build, baselines: readonly Probe[]): string[] {
 export async function benchLoad(): Promise<string[]> {
   const given = process.env.BENCH_LOAD_DIST
   const compare = process.env.BENCH_LOAD_COMPARE
-  const builds: Build[] = [{ label: given === undefined ? 'dist/' : resolve(given), dist: resolve(given ?? join(ROOT, 'dist')), imports: [], firsts: [] }]
-  if (compare !== undefined) builds.push({ label: resolve(compare), dist: resolve(compare), imports: [], firsts: [] })
+  const builds: Build[] = [{ label: given === undefined ? 'dist/' : resolve(given), dist: resolve(given ?? join(ROOT, 'dist')), imports: [], firsts: [], unchecked: [] }]
+  if (compare !== undefined) builds.push({ label: resolve(compare), dist: resolve(compare), imports: [], firsts: [], unchecked: [] })
   for (const build of builds) {
     if (!existsSync(join(build.dist, 'sandbox', 'index.js'))) return [`== cold start (dist/) == not measured: ${build.dist} has no build, run \`npm run build\` first`]
   }
@@ -139,7 +144,9 @@ export async function benchLoad(): Promise<string[]> {
     for (const build of builds) {
       const sandbox = join(build.dist, 'sandbox', 'index.js')
       build.imports.push(probe(IMPORT_PROBE, [sandbox]))
-      build.firsts.push(probe(FIRST_RUN_PROBE, [join(build.dist, 'src', 'index.js'), sandbox]))
+      const core = join(build.dist, 'src', 'index.js')
+      build.firsts.push(probe(FIRST_RUN_PROBE, [core, sandbox, '{}']))
+      build.unchecked.push(probe(FIRST_RUN_PROBE, [core, sandbox, JSON.stringify({ typeCheck: 'off' })]))
     }
   }
   const empty = baselines.map((p) => p.processMs)
