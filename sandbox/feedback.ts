@@ -214,9 +214,13 @@ export function placeText(line: number, column?: number): string {
  * What to do about a global the program used that does not exist (`fs`, `require`, `fetch`,
  * `process`, `setTimeout`): what a program has instead, and the tools whose names look like it.
  * @param toolNames - the names the program may call as `tools.<name>` (the agent's own view only).
+ * @param options.assigned - the program assigns to the name (`total = 0`): it forgot to declare it.
  */
-export function unknownGlobalHint(name: string, toolNames: readonly string[]): string {
+export function unknownGlobalHint(name: string, toolNames: readonly string[], options: { readonly assigned?: boolean } = {}): string {
   const shown = echoName(name)
+  if (options.assigned === true) {
+    return `\`${shown}\` is assigned but never declared, which strict mode (every program's) refuses: declare it first, \`let ${shown} = ...\`.`
+  }
   const parts: string[] = []
   if (name === 'require' || name === 'module' || name === 'exports' || name === 'import') {
     parts.push('A program cannot load modules: it reaches the outside world only through `tools`.')
@@ -282,6 +286,6 @@ const NOT_JSON_FIXES: ReadonlyArray<readonly [RegExp, string]> = [
  * JSON) at $.byId`, `a function at $.callback`), or undefined when there is nothing to add.
  */
 export function notJsonHint(what: string): string | undefined {
-  for (const [pattern, fix] of NOT_JSON_FIXES) if (pattern.test(what)) return `Only JSON crosses: ${fix}.`
+  for (const [pattern, fix] of NOT_JSON_FIXES) if (pattern.test(what)) return `Only JSON crosses: ${fix}${fix.endsWith('?') ? '' : '.'}`
   return undefined
 }

@@ -176,22 +176,31 @@ interface FailureContext {
 const UNKNOWN_GLOBAL = /^'?([A-Za-z_$][A-Za-z0-9_$]*)'? is not defined$/
 
 /**
- * The column of the first use of `name` as a whole identifier on line `line`, at or after `column`
- * (not inside a member access `x.name`), or `column` when there is none.
+ * The column of `name` used as a whole identifier on line `line` (not a member `x.name`): the first
+ * use at or after `column`, else the last before it (V8 may point past it, at an `=`), else `column`.
  */
 function columnOfName(code: string, line: number, column: number | undefined, name: string): number | undefined {
   const text = code.split('\n', line)[line - 1]
   if (text === undefined) return column
-  const use = new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g')
-  use.lastIndex = Math.max(0, (column ?? 1) - 1)
-  const found = use.exec(text)
-  return found === null ? column : found.index + 1
+  const from = Math.max(0, (column ?? 1) - 1)
+  let before: number | undefined
+  for (const use of text.matchAll(new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g'))) {
+    if (use.index >= from) return use.index + 1
+    before = use.index + 1
+  }
+  return before ?? column
 }
 
 /** The fix for a value the guest refused as not JSON, from its message (`...is not JSON: a Map (not JSON) at $.m`). */
 function notJsonHintOf(message: string): string | undefined {
   const at = message.indexOf('is not JSON: ')
   return at < 0 ? undefined : notJsonHint(message.slice(at + 'is not JSON: '.length))
+}
+
+/** Whether line `line` of `code` assigns to `name` (`name = ...`, not `name == ...` or `x.name = ...`). */
+function assignsTo(code: string, line: number, name: string): boolean {
+  const text = code.split('\n', line)[line - 1] ?? ''
+  return new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}\\s*(?:[-+*/%&|^]|\\*\\*|<<|>>>?|\\?\\?|&&|\\|\\|)?=(?![=>])`).test(text)
 }
 
 /**
@@ -216,7 +225,10 @@ function describeFailure(failure: EngineFailure, limits: SandboxLimits, logs: re
       message = `The program threw ${failure.name}${failure.code === undefined ? '' : ` (${failure.code})`}${where}: ${failure.message}`
       const quoted = line === undefined ? undefined : quoteLine(context.code, line, column)
       if (quoted !== undefined) message += `\n${quoted}`
-      if (unknown !== null) message += `\n${unknownGlobalHint(unknown[1] as string, context.tools)}`
+      if (unknown !== null) {
+        const name = unknown[1] as string
+        message += `\n${unknownGlobalHint(name, context.tools, { assigned: line !== undefined && assignsTo(context.code, line, name) })}`
+      }
       const notJson = failure.code === 'INVALID_ARGS' ? notJsonHintOf(failure.message) : undefined
       if (notJson !== undefined) message += `\n${notJson}`
       if (failure.stack !== undefined && failure.stack !== '') message += `\n${failure.stack}`

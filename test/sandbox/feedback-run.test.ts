@@ -70,6 +70,13 @@ describe.each(enginesUnderTest())('errors that name the fix, on $name', (engineU
     expect(text).toContain('A program has `tools` (read_file, wait_forever, write_file), `console` and the JavaScript built-ins (JSON, Math')
   })
 
+  it('a variable assigned without a declaration is named as one to declare', async () => {
+    const { run } = setup()
+    const text = textOf(await run('const r = await tools.read_file({ path: "a" })\ncount = 0\nreturn count'))
+    expect(text).toMatch(/^The program threw ReferenceError at line 2, column 1: '?count'? is not defined\n {2}2 \| count = 0\n {4}\| \^\n/)
+    expect(text).toContain('`count` is assigned but never declared, which strict mode (every program\'s) refuses: declare it first, `let count = ...`.')
+  })
+
   it('an unknown global that looks like a tool names that tool', async () => {
     const { run } = setup()
     const text = textOf(await run('const data = await readFile({ path: "a" })\nreturn data'))

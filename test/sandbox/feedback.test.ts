@@ -119,6 +119,12 @@ describe('hints', () => {
     expect(unknownGlobalHint('process', [])).toContain('A program has `tools` (none)')
   })
 
+  it('an unknown global the program assigns to is one it forgot to declare', () => {
+    expect(unknownGlobalHint('total', TOOLS, { assigned: true })).toBe(
+      '`total` is assigned but never declared, which strict mode (every program\'s) refuses: declare it first, `let total = ...`.',
+    )
+  })
+
   it('an unknown tool names the closest tools, then every tool there is', () => {
     expect(unknownToolHint('readFile', TOOLS)).toBe(`Did you mean \`tools.read_file\`? Available tools: ${TOOLS.join(', ')}.`)
     expect(unknownToolHint('zzz', ['a_b'])).toBe('Available tools: a_b.')
