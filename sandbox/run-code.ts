@@ -285,6 +285,15 @@ function sharedTypeScriptThread(): TypeCheckThread {
   return typeScriptThread
 }
 
+/** {@link sharedTypeScriptThread}, warmed now if it can start; if not, the first run that needs it says why. */
+function warmTypeScriptThread(): void {
+  try {
+    sharedTypeScriptThread().warm()
+  } catch {
+    // Nothing is kept: the first run that needs the thread tries again and reports the failure.
+  }
+}
+
 /** The TypeScript thread's two jobs, as the messages of a job that did not finish name them. */
 const OFF_THREAD_WORK = {
   check: { doing: 'type-checking it', maxMs: MAX_CHECK_MS, most: 'the most one check may take: simplify its types', during: 'while it was type-checked', tool: 'the type checker' },
@@ -377,7 +386,8 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
   const sdkIn = options.sdkIn ?? 'description'
   const typeCheck = resolveTypeCheck(options.typeCheck)
   // Warm before the first program: TypeScript and its libraries load in their thread now (about a second).
-  if (typeCheck !== 'off') sharedTypeScriptThread().warm()
+  // A package whose worker file is missing (bundled) says so at the first run that needs the thread.
+  if (typeCheck !== 'off') warmTypeScriptThread()
   const large = options.largeToolSets ?? {}
   const cache = new SdkCache(large)
   // What codeModeDeclarations needs to write this transport's guide for a view.
