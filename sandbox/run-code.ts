@@ -58,6 +58,13 @@ export interface RunCodeOptions {
    */
   readonly typeCheck?: TypeCheckMode | boolean
   /**
+   * The longest `'guard'` waits for a program's check before it runs the program unchecked
+   * (default 1000 ms). A warm check takes milliseconds; the checker is started with the
+   * transport, and a program that comes before it has loaded (a second or more) runs unchecked
+   * rather than late, its mistakes then found at run time. Not taken from the program's `wallTimeMs`.
+   */
+  readonly typeCheckWaitMs?: number
+  /**
    * Where the model reads the SDK: `'description'` (default) embeds it in `run_code`'s
    * description; `'system-prompt'` keeps the description short and expects the harness to put
    * {@link codeModeDeclarations} in the system prompt.
@@ -321,6 +328,13 @@ function offThreadMessage(work: keyof typeof OFF_THREAD_WORK, reason: OffThreadF
   }
 }
 
+/**
+ * The default `typeCheckWaitMs`. A warm check takes milliseconds; this covers a check of a new
+ * SDK, not a checker still loading TypeScript (a second or more: it is started with the
+ * transport, before the first program, to be ready in time).
+ */
+const DEFAULT_TYPE_CHECK_WAIT_MS = 1_000
+
 function codeRunFailed(message: string): ToolError {
   return new ToolError(ToolErrorCode.CODE_RUN_FAILED, message)
 }
@@ -385,6 +399,7 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
   if (given === undefined) startDefaultEngine(limits)
   const sdkIn = options.sdkIn ?? 'description'
   const typeCheck = resolveTypeCheck(options.typeCheck)
+  const typeCheckWaitMs = options.typeCheckWaitMs ?? DEFAULT_TYPE_CHECK_WAIT_MS
   // Warm before the first program: TypeScript and its libraries load in their thread now (about a second).
   // A package whose worker file is missing (bundled) says so at the first run that needs the thread.
   if (typeCheck !== 'off') warmTypeScriptThread()
@@ -418,13 +433,13 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
     },
     async execute(args, exec) {
       const runEngine = engineForRun()
-      return runProgram(host, runEngine, withCeilings(limits, runEngine.ceilings), cache, typeCheck, args, exec)
+      return runProgram(host, runEngine, withCeilings(limits, runEngine.ceilings), cache, { mode: typeCheck, waitMs: typeCheckWaitMs }, args, exec)
     },
   })
 }
 
 /** The option names {@link createRunCode} takes. */
-const OPTION_NAMES: ReadonlySet<string> = new Set<keyof RunCodeOptions>(['engine', 'limits', 'typeCheck', 'sdkIn', 'largeToolSets'])
+const OPTION_NAMES: ReadonlySet<string> = new Set<keyof RunCodeOptions>(['engine', 'limits', 'typeCheck', 'sdkIn', 'largeToolSets', 'typeCheckWaitMs'])
 
 /**
  * Refuse what a caller without types can pass by mistake, naming the fix. The likeliest one is
@@ -445,7 +460,10 @@ function checkOptions(options: unknown): void {
   if (unknown.length > 0) {
     throw new TypeError(`createRunCode(options): unknown option ${unknown.map((key) => `\`${key}\``).join(', ')}; the options are ${[...OPTION_NAMES].map((key) => `\`${key}\``).join(', ')}`)
   }
-  const { typeCheck } = options as { typeCheck?: unknown }
+  const { typeCheck, typeCheckWaitMs } = options as { typeCheck?: unknown; typeCheckWaitMs?: unknown }
+  if (typeCheckWaitMs !== undefined && (typeof typeCheckWaitMs !== 'number' || !Number.isFinite(typeCheckWaitMs) || typeCheckWaitMs < 0)) {
+    throw new TypeError(`createRunCode({ typeCheckWaitMs }): typeCheckWaitMs must be a finite number of milliseconds, 0 or more; got ${String(typeCheckWaitMs)}`)
+  }
   if (typeCheck !== undefined && !isTypeCheckOption(typeCheck)) {
     throw new TypeError(
       `createRunCode({ typeCheck }): typeCheck must be ${TYPE_CHECK_MODES.map((mode) => `'${mode}'`).join(', ')} (or true for 'enforce', false for 'off'), or left out for 'guard'; got ${typeof typeCheck === 'string' ? `'${typeCheck}'` : typeof typeCheck}`,
@@ -474,7 +492,7 @@ async function runProgram(
   engine: SandboxEngine,
   limits: SandboxLimits,
   cache: SdkCache,
-  typeCheck: TypeCheckMode,
+  { mode: typeCheck, waitMs }: { readonly mode: TypeCheckMode; readonly waitMs: number },
   args: unknown,
   exec: ToolRunContext,
 ): Promise<RunCodeValue> {
@@ -504,8 +522,22 @@ async function runProgram(
   const sdk = cache.get(host.visibleTools(exec))
   // The check, off the main thread and under the run's wall-time limit (a small program can keep
   // the checker busy for seconds): its refusal is the run's failure, its other findings are notes.
+  // What 'guard' waited for the checker: not the program's time, so not taken from its wall time.
+  let guardWaitMs = 0
   const check = async (mode: 'guard' | 'enforce'): Promise<void> => {
-    const checked = await sharedTypeScriptThread().check(sdk.declarations, source, { timeoutMs: remainingMs(), signal: exec.signal, ...owner })
+    // 'guard' waits for an answer at most `typeCheckWaitMs`; a check that gives none (the checker still
+    // loading in a fresh process, a program too costly to check) lets the program run unchecked: its
+    // mistakes then surface at run time, as without a check. The checker finishes a check it started
+    // anyway (within its share), so it stays warm for the next program.
+    const waitStarted = performance.now()
+    const timeoutMs = mode === 'guard' ? Math.max(1, Math.min(waitMs, remainingMs())) : remainingMs()
+    const checked = await sharedTypeScriptThread().check(sdk.declarations, source, { timeoutMs, signal: exec.signal, keepRunning: mode === 'guard', ...owner })
+    if (mode === 'guard') guardWaitMs += performance.now() - waitStarted
+    if (!checked.ok && mode === 'guard' && !exec.signal.aborted) {
+      // Only the program's own types are the model's to fix; a checker still starting is not news to it.
+      if (checked.reason === 'too-slow') notes.push(`The program ran without its type check: checking it took longer than ${MAX_CHECK_MS} ms (simpler types would let it be checked).`)
+      return
+    }
     if (!checked.ok) throw stopped(exec.signal, checked.reason === 'aborted', () => offThreadMessage('check', checked.reason, limits))
     const verdict = judgeDiagnostics(checked.diagnostics, mode, code, sdk.bindings.map((tool) => tool.binding))
     if (verdict.refusal !== undefined) throw codeRunFailed(verdict.refusal)
@@ -520,7 +552,7 @@ async function runProgram(
   const runHost = typeCheck === 'guard' && !checkedFirst ? gatedHost(host, () => check('guard').catch((error: unknown) => Promise.reject((refusal = error)))) : host
   // A last expression is the result of a program without a `return` of its own (positions kept, or mapped back).
   const prepared = await withCompletionValue(stripped.code)
-  const runLimits = plain && !checkedFirst ? limits : { ...limits, wallTimeMs: remainingMs() }
+  const runLimits = plain && !checkedFirst ? limits : { ...limits, wallTimeMs: Math.min(limits.wallTimeMs, Math.floor(remainingMs() + guardWaitMs)) }
 
   const bridge = new RunBridge(runHost, exec, limits, host.progress?.(exec))
   let outcome

@@ -76,6 +76,8 @@ interface Job {
   timer?: ReturnType<typeof setTimeout>
   /** Stops the job at `maxMs` of the worker's time, once it runs. */
   slice?: ReturnType<typeof setTimeout>
+  /** Sent to the worker (which then is ready for its kind). */
+  posted?: boolean
   onAbort?: () => void
 }
 
@@ -84,6 +86,12 @@ export interface OffThreadJobOptions {
   readonly timeoutMs: number
   readonly signal: AbortSignal
   readonly owner?: object
+  /**
+   * At the deadline, answer `timeout` but let the worker finish the job if it is working on it
+   * (within its share of the worker): the worker stays warm for the next job instead of being
+   * terminated and loading TypeScript again. A cancelled job is stopped all the same.
+   */
+  readonly keepRunning?: boolean
 }
 
 /** The id of a worker's throwaway job of each kind, sent before the first real one; job ids start at 1. */
@@ -154,8 +162,9 @@ export class TypeCheckThread {
       const owner = options.owner ?? NO_OWNER
       const job: Job = { id: ++this.#ids, request, maxMs, timeoutMs: options.timeoutMs, signal: options.signal, owner, resolve }
       const end = (reason: 'timeout' | 'aborted'): void => {
-        if (this.#current === job) this.#stop(job, reason)
-        else this.#finishQueued(job, { ok: false, reason })
+        if (this.#current !== job) this.#finishQueued(job, { ok: false, reason })
+        else if (reason === 'timeout' && options.keepRunning === true && job.posted === true) resolve({ ok: false, reason })
+        else this.#stop(job, reason)
       }
       job.onAbort = () => end('aborted')
       options.signal.addEventListener('abort', job.onAbort, { once: true })
@@ -215,17 +224,23 @@ export class TypeCheckThread {
     this.#served.set(job.owner, ++this.#turns)
     const worker = this.#spawned(job.request.kind)
     this.#warmUp(worker, job.request.kind)
-    if (this.#warm.has(job.request.kind)) this.#startSlice(job)
     // A preparation job is no reason for the process to stay up.
     if (job.owner === PREPARING) worker.unref()
     else worker.ref()
-    worker.postMessage({ id: job.id, ...job.request })
+    if (this.#warm.has(job.request.kind)) this.#post(worker, job)
   }
 
-  /** The job's share of the worker starts when the worker can work on it (TypeScript loaded). */
-  #startSlice(job: Job): void {
-    job.slice ??= setTimeout(() => this.#stop(job, 'too-slow'), job.maxMs)
+  /**
+   * Hand the job to a worker ready for it: its share of the worker starts now. A job is sent only
+   * then, so one that ends while TypeScript still loads (its deadline, its run cancelled) leaves
+   * the worker loading for the next job instead of killing it and starting the load over.
+   */
+  #post(worker: Worker, job: Job): void {
+    if (job.posted === true) return
+    job.posted = true
+    job.slice = setTimeout(() => this.#stop(job, 'too-slow'), job.maxMs)
     if (job.owner === PREPARING) job.slice.unref()
+    worker.postMessage({ id: job.id, ...job.request })
   }
 
   /** The waiting job whose owner was served longest ago (never served: first), oldest first among equals. */
@@ -264,7 +279,7 @@ export class TypeCheckThread {
         const kind = this.#warming.shift()
         if (kind !== undefined) this.#warm.add(kind)
         const current = this.#current
-        if (current !== undefined && this.#warm.has(current.request.kind)) this.#startSlice(current)
+        if (current !== undefined && this.#warm.has(current.request.kind)) this.#post(worker, current)
         return
       }
       if (reply.id !== this.#current?.id) return
@@ -288,11 +303,17 @@ export class TypeCheckThread {
   }
 
   /**
-   * End the running job now: its worker is terminated, and a fresh one starts at once and loads
-   * TypeScript (about a second) before the next job needs it.
+   * End the running job now. One the worker works on: the worker is terminated, and a fresh one
+   * starts at once and loads TypeScript (about a second) before the next job needs it. One not
+   * sent yet: the worker goes on loading.
    */
   #stop(job: Job, reason: 'timeout' | 'too-slow' | 'aborted'): void {
     if (this.#current !== job) return
+    // Not sent yet: the worker is still loading TypeScript, which the next job needs too.
+    if (job.posted !== true) {
+      this.#finishCurrent({ ok: false, reason })
+      return
+    }
     const worker = this.#worker
     this.#worker = undefined
     void worker?.terminate()

@@ -35,6 +35,8 @@ const compilerOptions = (ts) => ({
   strict: true,
   // Untyped helper parameters are ordinary in a quick script; flagging them would only add noise.
   noImplicitAny: false,
+  // `catch (e) { e.message }` is how programs read a failed call's error (its message and code).
+  useUnknownInCatchVariables: false,
   noEmit: true,
   noResolve: true,
   types: [],

@@ -25,7 +25,8 @@ describe.each(engines)('the program corpus on $name, default type check', (engin
   })
 
   function setup() {
-    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, limits: { wallTimeMs: 30_000 } }) } })
+    // The check may wait as long as the run: on a busy machine a warm check can take a second.
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, limits: { wallTimeMs: 30_000 }, typeCheckWaitMs: 60_000 }) } })
     const { tools, effects } = corpusTools()
     for (const tool of tools) ctx.tools.register(tool)
     const agent = ctx.agent('model')

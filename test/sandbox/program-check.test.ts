@@ -41,6 +41,10 @@ describe('resolveTypeCheck', () => {
 })
 
 describe('createRunCode({ typeCheck })', () => {
+  it('refuses a wait that is not a number of milliseconds', () => {
+    expect(() => createRunCode({ typeCheckWaitMs: -1 })).toThrow(/typeCheckWaitMs must be a finite number of milliseconds, 0 or more; got -1/)
+  })
+
   it('refuses a value that is not a mode, naming the modes', () => {
     expect(() => createRunCode({ typeCheck: 'strict' as never })).toThrow(/typeCheck must be 'guard', 'enforce', 'off' \(or true for 'enforce', false for 'off'\), or left out for 'guard'; got 'strict'/)
   })
@@ -56,7 +60,8 @@ describe.each(engines)('type check modes on $name', (engineUnderTest) => {
   })
 
   function setup(options: Omit<RunCodeOptions, 'engine'> = {}) {
-    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, limits: { wallTimeMs: 30_000 }, ...options }) } })
+    // The check may wait as long as the run: on a busy machine a warm check can take a second.
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, limits: { wallTimeMs: 30_000 }, typeCheckWaitMs: 60_000, ...options }) } })
     const { tools, effects } = corpusTools()
     for (const tool of tools) ctx.tools.register(tool)
     const agent = ctx.agent('model')
@@ -112,6 +117,19 @@ describe.each(engines)('type check modes on $name', (engineUnderTest) => {
     const value = valueOf(await run('const t = globalThis["to" + "ols"]\nconst w = await t.write_file({ path: "/p", content: "ab" })\nreturn w.bytes'))
     expect(value?.result).toBe(2)
     expect(effects.writes).toEqual([{ path: '/p', content: 'ab' }])
+  })
+
+  it('runs a program unchecked when its check does not answer within typeCheckWaitMs', async () => {
+    const { run } = setup({ typeCheckWaitMs: 100 })
+    // Nested recursive conditional types: seconds of checking for a few hundred bytes.
+    const code = `type Build<N extends number, A extends unknown[] = []> = A['length'] extends N ? A : Build<N, [...A, 0]>
+type Outer<A extends unknown[] = [], Acc = never> = A['length'] extends 400 ? Acc : Outer<[...A, 0], Acc | Build<A['length']>['length']>
+const x: Outer = 5000
+return (await tools.read_file({ path: "/data/b.txt" })).size`
+    const value = valueOf(await run(code))
+    expect(value?.result).toBe(3)
+    // A checker that is late is not the model's to fix: no note.
+    expect(value?.notes).toBeUndefined()
   })
 
   it('reports a run-time error in a fenced program at the line and column the model wrote', async () => {
