@@ -110,7 +110,8 @@ function closeness(squashed: string, words: readonly string[], candidate: string
   const other = squashWord(candidate)
   if (other === '' || squashed === '') return undefined
   if (other === squashed) return 0
-  const limit = Math.max(1, Math.min(3, Math.floor(squashed.length / 3)))
+  // A name of one or two letters is a letter away from any other: only its casing can be wrong.
+  const limit = squashed.length < 3 ? 0 : Math.max(1, Math.min(3, Math.floor(squashed.length / 3)))
   const distance = editDistance(squashed, other, limit)
   if (distance <= limit) return 1 + distance
   if (squashed.length >= 3 && (other.includes(squashed) || (other.length >= 4 && squashed.includes(other)))) return 5 + Math.abs(other.length - squashed.length) / 100

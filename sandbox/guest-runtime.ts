@@ -1024,7 +1024,8 @@ function closeness(key, keyWords, name) {
   var theirs = wordsOf(name), other = squashed(theirs);
   if (other === '' || key === '') return -1;
   if (other === key) return 0;
-  var limit = key.length < 6 ? 1 : (key.length < 9 ? 2 : 3);
+  // A name of one or two letters is a letter away from any other: only its casing can be wrong.
+  var limit = key.length < 3 ? 0 : (key.length < 6 ? 1 : (key.length < 9 ? 2 : 3));
   var d = distance(key, other, limit);
   if (d <= limit) return 1 + d;
   if (key.length >= 3 && (ReflectApply(StringIndexOf, other, [key]) >= 0 || (other.length >= 4 && ReflectApply(StringIndexOf, key, [other]) >= 0))) return 5;

@@ -138,6 +138,14 @@ describe.each(enginesUnderTest())('errors that name the fix, on $name', (engineU
     expect(result).toMatchObject({ isError: false, value: { result: expect.stringMatching(/^tools\.tool_1234 is not a tool\. Did you mean `tools\.tool_123`, `tools\.tool_124` or `tools\.tool_134`\? Available tools: tool_000, tool_001, .*, tool_029 \(and 170 more\)$/) } })
   })
 
+  it('an unknown tool of one or two letters is not told of every other short name', async () => {
+    const ctx = createContext({ tools: { mode: 'code', codeMode: createRunCode({ engine, typeCheck: 'off' }) } })
+    for (const name of ['a', 'b', 'X']) ctx.tools.register(rawTool(name))
+    const agent = ctx.agent('short')
+    const result = await agent.ctx.tools.execute({ callId: 'r', name: 'run_code', arguments: { code: 'const out = []\nfor (const name of ["c", "x"]) { try { tools[name] } catch (e) { out.push(e.message) } }\nreturn out' }, signal: new AbortController().signal })
+    expect(result).toMatchObject({ isError: false, value: { result: ['tools.c is not a tool. Available tools: X, a, b', 'tools.x is not a tool. Did you mean `tools.X`? Available tools: X, a, b'] } })
+  })
+
   it('a correct program sees tools as before: the names, typeof and in', async () => {
     const { run } = setup()
     const result = await run('return [Object.keys(tools), typeof tools.read_file, "read_file" in tools, "readFile" in tools, "toString" in tools]')

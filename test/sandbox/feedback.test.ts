@@ -46,6 +46,11 @@ describe('closestNames', () => {
     expect(closestNames('read_file', ['read_file'])).toEqual([])
   })
 
+  it('suggests for a name of one or two letters only the same letters in another case', () => {
+    expect(closestNames('x', ['y', 'a_b', 'X'])).toEqual(['X'])
+    expect(closestNames('ab', ['ac', 'AB'])).toEqual(['AB'])
+  })
+
   it('returns at most max names, closest first', () => {
     expect(closestNames('readFile', ['readd_filee', 'read_file', 'read_fil'], 2)).toEqual(['read_file', 'read_fil'])
     expect(closestNames('readFile', ['readd_filee', 'read_file'], 1)).toEqual(['read_file'])
