@@ -292,6 +292,15 @@ function sharedTypeScriptThread(): TypeCheckThread {
   return typeScriptThread
 }
 
+/** Have the TypeScript thread parse `declarations` ahead of a program, if the thread can start (see {@link warmTypeScriptThread}). */
+function prepareTypeScriptThread(declarations: string): void {
+  try {
+    sharedTypeScriptThread().prepare(declarations)
+  } catch {
+    // The first run that needs the thread reports why it cannot start.
+  }
+}
+
 /** {@link sharedTypeScriptThread}, warmed now if it can start; if not, the first run that needs it says why. */
 function warmTypeScriptThread(): void {
   try {
@@ -428,7 +437,7 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
       if (sdkIn === 'system-prompt') return SYSTEM_PROMPT_DESCRIPTION
       const sdk = cache.get(tools)
       // The model is about to write a program against this SDK: its declarations get parsed meanwhile.
-      if (typeCheck !== 'off') sharedTypeScriptThread().prepare(sdk.declarations)
+      if (typeCheck !== 'off') prepareTypeScriptThread(sdk.declarations)
       return renderRunCodeDescription(sdk, withCeilings(limits, engine?.ceilings), { sdk: isDiscovery(sdk) ? 'discovery' : 'declarations', listingChars: large.listingChars ?? DEFAULT_LISTING_CHARS })
     },
     async execute(args, exec) {
