@@ -148,11 +148,11 @@ const RESOLUTIONS = [
 describe.each(RESOLUTIONS)('a TypeScript consumer of the packed package under moduleResolution $moduleResolution, without isolated-vm, skipLibCheck off', (resolution) => {
   it('type-checks the core subpaths with no error anywhere, and without the DOM library', () => {
     expect(typeCheck('core', CORE_CONSUMER, resolution)).toEqual([])
-  })
+  }, 240_000)
 
   it('type-checks the edge subpaths with no error in the package or the consumer', () => {
     expect(typeCheck('edge', EDGE_CONSUMER, { ...resolution, lib: ['ES2023', 'ESNext.Disposable', 'DOM'] }, true)).toEqual([])
-  })
+  }, 240_000)
 })
 
 /** A consumer running a Code Mode program with plain Node. */
