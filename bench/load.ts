@@ -68,9 +68,9 @@ interface Probe {
   readonly processMs: number
 }
 
-function probe(script: string, args: readonly string[]): Probe {
+function probe(script: string, args: readonly string[], flags: readonly string[] = NODE_FLAGS): Probe {
   const started = performance.now()
-  const output = execFileSync(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', script, ...args], {
+  const output = execFileSync(process.execPath, [...flags, '--input-type=module', '-e', script, ...args], {
     cwd: ROOT,
     encoding: 'utf8',
     timeout: 60_000,
@@ -98,11 +98,13 @@ interface Build {
   readonly firsts: Probe[]
   /** The same first run with `typeCheck: 'off'`: no TypeScript thread warming up beside it. */
   readonly unchecked: Probe[]
+  /** The import under plain `node`, with Node's startup snapshot (QuickJS needs no flag). */
+  readonly snapshotImports: Probe[]
 }
 
 /** The lines for one build, each whole-process figure as a ratio to the empty process of its round. */
 function report(build: Build, baselines: readonly Probe[]): string[] {
-  const { imports, firsts, unchecked } = build
+  const { imports, firsts, unchecked, snapshotImports } = build
   const importMs = median(imports.map((p) => p.ms))
   const importMiB = median(imports.map((p) => p.mib ?? 0))
   const firstMs = median(firsts.map((p) => p.ms))
@@ -118,6 +120,7 @@ function report(build: Build, baselines: readonly Probe[]): string[] {
     `  CPU time of the import: ${importCpuMs.toFixed(1)} ms (wall time above includes waiting for a core on a busy host)`,
     `  RSS added by the import: ${importMiB.toFixed(1)} MiB (${range(imports.map((p) => p.mib ?? 0), 1)}) ${verdict(importMiB, GOALS.importMiB)}`,
     `  whole process that imports it, to the empty process: x${median(importRatios).toFixed(2)} (${range(importRatios, 2)})`,
+    `  under plain node (its startup snapshot; QuickJS needs no flag): ${median(snapshotImports.map((p) => p.ms)).toFixed(1)} ms, CPU ${median(snapshotImports.map((p) => p.cpuMs ?? 0)).toFixed(1)} ms`,
     `first return 1 via run_code on QuickJS (import + context + engine + run): ${firstMs.toFixed(1)} ms (${range(firsts.map((p) => p.ms), 0)}) ${verdict(firstMs, GOALS.firstReturnMs)}`,
     `  of which the run after the imports (context, engine, first worker, run): ${runMs.toFixed(1)} ms`,
     `  CPU time of the process up to the result, every thread: ${firstCpuMs.toFixed(0)} ms`,
@@ -132,8 +135,8 @@ function report(build: Build, baselines: readonly Probe[]): string[] {
 export async function benchLoad(): Promise<string[]> {
   const given = process.env.BENCH_LOAD_DIST
   const compare = process.env.BENCH_LOAD_COMPARE
-  const builds: Build[] = [{ label: given === undefined ? 'dist/' : resolve(given), dist: resolve(given ?? join(ROOT, 'dist')), imports: [], firsts: [], unchecked: [] }]
-  if (compare !== undefined) builds.push({ label: resolve(compare), dist: resolve(compare), imports: [], firsts: [], unchecked: [] })
+  const builds: Build[] = [{ label: given === undefined ? 'dist/' : resolve(given), dist: resolve(given ?? join(ROOT, 'dist')), imports: [], firsts: [], unchecked: [], snapshotImports: [] }]
+  if (compare !== undefined) builds.push({ label: resolve(compare), dist: resolve(compare), imports: [], firsts: [], unchecked: [], snapshotImports: [] })
   for (const build of builds) {
     if (!existsSync(join(build.dist, 'sandbox', 'index.js'))) return [`== cold start (dist/) == not measured: ${build.dist} has no build, run \`npm run build\` first`]
   }
@@ -144,6 +147,7 @@ export async function benchLoad(): Promise<string[]> {
     for (const build of builds) {
       const sandbox = join(build.dist, 'sandbox', 'index.js')
       build.imports.push(probe(IMPORT_PROBE, [sandbox]))
+      build.snapshotImports.push(probe(IMPORT_PROBE, [sandbox], []))
       const core = join(build.dist, 'src', 'index.js')
       build.firsts.push(probe(FIRST_RUN_PROBE, [core, sandbox, '{}']))
       build.unchecked.push(probe(FIRST_RUN_PROBE, [core, sandbox, JSON.stringify({ typeCheck: 'off' })]))
