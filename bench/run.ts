@@ -279,6 +279,7 @@ async function main(): Promise<void> {
   console.log('\n== provider adapters ==')
   for (const line of await benchAdapters()) console.log(line)
   for (const line of await (await import('./description.ts')).benchDescription()) console.log(line)
+  for (const line of await (await import('./checker.ts')).benchChecker()) console.log(line)
 }
 
 await main()
