@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createContext } from '../../src/context.ts'
 import type { ToolExecutionResult } from '../../src/execution.ts'
@@ -130,6 +131,18 @@ return (await tools.read_file({ path: "/data/b.txt" })).size`
     expect(value?.result).toBe(3)
     // A checker that is late is not the model's to fix: no note.
     expect(value?.notes).toBeUndefined()
+  })
+
+  it("gives the model exactly the README's text for its example of a refused program", async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    const section = readme.slice(readme.indexOf('### The program is checked before it runs'))
+    const program = /would write a file and then fail:\n\n```ts\n([\s\S]*?)\n```/.exec(section)?.[1]
+    const expected = /Nothing runs; the model gets a `CODE_RUN_FAILED` result whose text is:\n\n```text\n([\s\S]*?)\n```/.exec(section)?.[1]
+    expect(program).toBeDefined()
+    const { run, effects } = setup()
+    const result = await run((program as string).replaceAll("'copy.txt'", "'/p'").replaceAll("'notes.txt'", "'/data/a.txt'"))
+    expect(messageOf(result)).toBe(expected)
+    expect(effects.writes).toEqual([])
   })
 
   it('reports a run-time error in a fenced program at the line and column the model wrote', async () => {
