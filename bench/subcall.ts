@@ -153,13 +153,23 @@ async function condition(name: string, configs: readonly Config[]): Promise<stri
   for (const subject of subjects) await subject.close()
   const base = summary(native.samples)
   const lines = [`${name}: native execute() ${base.median.toFixed(1)} us per call (CPU ${base.cpu.toFixed(1)} us)`]
+  const summaries = new Map(subjects.map((subject) => [subject.config.label, summary(subject.samples)]))
   for (const subject of subjects) {
-    const s = summary(subject.samples)
+    const s = summaries.get(subject.config.label) as ReturnType<typeof summary>
     const goal = subject.config.goal === undefined ? undefined : GOALS[subject.config.goal]
     lines.push(
       `  ${subject.config.label}: median ${s.median.toFixed(1)} us, p90 ${s.p90.toFixed(1)} us (rounds ${s.range}), ` +
         `CPU ${s.cpu.toFixed(1)} us per call, ${(s.median / base.median).toFixed(1)}x native` +
         (goal === undefined ? '' : verdict(s.median, goal.median, 'median') + verdict(s.p90, goal.p90, 'p90')),
+    )
+  }
+  // What spinning buys on QuickJS in this condition: the same engine with and without it.
+  const spinning = summaries.get('quickjs')
+  const sleeping = summaries.get('quickjs spinMicros 0')
+  if (spinning !== undefined && sleeping !== undefined) {
+    lines.push(
+      `  the spin on QuickJS: saves ${(sleeping.median - spinning.median).toFixed(1)} us per call (median), ` +
+        `costs ${(spinning.cpu - sleeping.cpu).toFixed(1)} us of CPU per call`,
     )
   }
   return lines
