@@ -271,6 +271,11 @@ const MAX_STARTUP_FAILURES = 3
  */
 const GROW_AFTER_MS = 50
 const RETIRE_AFTER_MS = 10_000
+/**
+ * How long after its first worker is ready and free the pool starts the rest: a script that runs
+ * one program and ends never starts them (a thread still starting holds up the process's exit).
+ */
+const FILL_AFTER_MS = 100
 
 /** Owns the worker threads of one engine. */
 export class WorkerPool {
@@ -430,10 +435,11 @@ export class WorkerPool {
         slot.everReady = true
         this.#startupFailures = 0
         this.#idle(slot)
-        // The others start once the first is ready and free: after the first run, if one took it.
+        // The others start a moment after the first is ready and free (after the first run, if one
+        // took it), or at once for a run that has to wait (acquire).
         if (!this.#anyReady && slot.state === 'idle') {
           this.#anyReady = true
-          this.#fillSlots()
+          setTimeout(() => this.#fillSlots(), FILL_AFTER_MS).unref()
         }
       } else if (message.t === 'idle') {
         // The program waits on nothing the host will ever answer: its worker is held, not used.
@@ -513,7 +519,7 @@ export class WorkerPool {
   #fillSlots(): void {
     if (this.#disposed) return
     // The first worker starts alone: on a small machine the others would take cores from it (and
-    // from the host's own start) while a first run waits for it. They start once it is ready and free.
+    // from the host's own start) while a first run waits for it (see FILL_AFTER_MS).
     const size = this.#anyReady ? this.#size : 1
     while (this.#slots.size < size) this.#spawn()
   }
