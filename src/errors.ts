@@ -1,3 +1,5 @@
+import { nearestSpelling } from './spelling.ts'
+
 /**
  * One error base for every host-facing failure, with a string `code` from a single map.
  *
@@ -75,12 +77,25 @@ export class DisposedError extends ToolError {
   }
 }
 
-/** A tool name that is not registered or not visible to the caller (`UNKNOWN_TOOL`). */
+/** Tool names an `UNKNOWN_TOOL` message lists at most, then how many more there are. */
+const MAX_LISTED_TOOLS = 30
+
+/** Characters of an unknown name the message echoes at most: a model's name can be any length. */
+const MAX_ECHOED_NAME_CHARS = 80
+
+/**
+ * A tool name that is not registered or not visible to the caller (`UNKNOWN_TOOL`). The message
+ * names the tool the name most likely misspells, then the first 30 of the tools the caller can
+ * see (only those: `available` is the caller's own view).
+ */
 export class ToolNotFoundError extends ToolError {
   readonly toolName: string
 
   constructor(toolName: string, available: readonly string[]) {
-    super(ToolErrorCode.UNKNOWN_TOOL, `Unknown tool "${toolName}". Available tools: ${available.length > 0 ? available.join(', ') : 'none'}`)
+    const shown = toolName.length > MAX_ECHOED_NAME_CHARS ? `${toolName.slice(0, MAX_ECHOED_NAME_CHARS)}...` : toolName
+    const nearest = nearestSpelling(toolName, available)
+    const listed = available.length === 0 ? 'none' : `${available.slice(0, MAX_LISTED_TOOLS).join(', ')}${available.length > MAX_LISTED_TOOLS ? ` (and ${available.length - MAX_LISTED_TOOLS} more)` : ''}`
+    super(ToolErrorCode.UNKNOWN_TOOL, `Unknown tool ${JSON.stringify(shown)}.${nearest === undefined ? '' : ` Did you mean ${JSON.stringify(nearest)}?`} Available tools: ${listed}`)
     this.toolName = toolName
   }
 }

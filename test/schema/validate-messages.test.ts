@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ToolArgsError } from '../../src/errors.ts'
+import { ToolArgsError, ToolNotFoundError } from '../../src/errors.ts'
 import { validateArgs } from '../../src/schema/validate.ts'
 import type { JsonSchemaNode, ObjectJsonSchema } from '../../src/schema/types.ts'
 import { nearestSpelling } from '../../src/spelling.ts'
@@ -95,5 +95,19 @@ describe('nearestSpelling', () => {
     expect(nearestSpelling('extra', ['path', 'mode'])).toBeUndefined()
     expect(nearestSpelling('cat', ['bat', 'hat'])).toBeUndefined()
     expect(nearestSpelling('path', ['path', 'paths'])).toBeUndefined()
+  })
+})
+
+describe('UNKNOWN_TOOL', () => {
+  it('names the tool a misspelled name meant, then the tools there are', () => {
+    expect(new ToolNotFoundError('readFile', ['list_files', 'read_file']).message).toBe('Unknown tool "readFile". Did you mean "read_file"? Available tools: list_files, read_file')
+    expect(new ToolNotFoundError('zzz', ['a']).message).toBe('Unknown tool "zzz". Available tools: a')
+    expect(new ToolNotFoundError('x', []).message).toBe('Unknown tool "x". Available tools: none')
+  })
+
+  it('lists a large tool set by its first 30 names and a count, and clips a giant name', () => {
+    const tools = Array.from({ length: 500 }, (_, i) => `tool_${i}`)
+    const message = new ToolNotFoundError('n'.repeat(1_000_000), tools).message
+    expect(message).toBe(`Unknown tool "${'n'.repeat(80)}...". Available tools: ${tools.slice(0, 30).join(', ')} (and 470 more)`)
   })
 })
