@@ -11,7 +11,7 @@
 
 import type { CodeModeHost } from '../src/context.ts'
 import type { ClassifiedDiagnostic } from '../sdk-gen/type-check-core.js'
-import { placeText, quoteLine, unknownGlobalHint, unknownToolHint } from './feedback.ts'
+import { alternatives, closestNames, listNames, placeText, quoteLine, unknownGlobalHint, unknownToolHint } from './feedback.ts'
 
 /**
  * How `run_code` type-checks a program against the agent's SDK before running it:
@@ -92,6 +92,11 @@ function describeDiagnostic(diagnostic: ClassifiedDiagnostic, code: string, tool
   if (diagnostic.name !== undefined && diagnostic.subject === 'global') parts.push(unknownGlobalHint(diagnostic.name, toolNames))
   if (diagnostic.name !== undefined && diagnostic.subject === 'tool') parts.push(unknownToolHint(diagnostic.name, toolNames))
   if (diagnostic.subject === 'promise') parts.push('A tool call gives a promise: did you forget `await`?')
+  if (diagnostic.name !== undefined && diagnostic.subject === 'property' && diagnostic.fields !== undefined && diagnostic.fields.length > 0) {
+    const closest = closestNames(diagnostic.name, diagnostic.fields)
+    const fields = `Its fields: ${listNames(diagnostic.fields)}.`
+    parts.push(closest.length > 0 ? `Did you mean ${alternatives(closest)}? ${fields}` : fields)
+  }
   return parts.join('\n')
 }
 

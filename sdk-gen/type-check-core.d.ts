@@ -11,9 +11,13 @@ export interface CoreDiagnostic {
 export interface ClassifiedDiagnostic extends CoreDiagnostic {
   readonly code: number
   readonly certain: boolean
-  /** For a certain failure about a name: an unknown global, an unknown tool (`tools.<name>`), a field read on a promise. */
-  readonly subject?: 'global' | 'tool' | 'promise'
+  /**
+   * For a certain failure about a name: an unknown global, an unknown tool (`tools.<name>`), a field
+   * read on a promise, or a field a result does not have (`fields`: those it has).
+   */
+  readonly subject?: 'global' | 'tool' | 'promise' | 'property'
   readonly name?: string
+  readonly fields?: readonly string[]
 }
 
 export declare function classifiedDiagnostics(declarations: string, program: string): ClassifiedDiagnostic[]

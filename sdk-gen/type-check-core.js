@@ -230,8 +230,9 @@ function chainCodes(text, codes = /** @type {number[]} */ ([])) {
 }
 
 /**
- * What a certain failure is about, for the hint that goes with it: an unknown global's name, or
- * the name of an unknown tool (`tools.<name>`).
+ * What a certain failure is about, for the hint that goes with it: an unknown global's name, the
+ * name of an unknown tool (`tools.<name>`), a field read on a promise, or a field a result does not
+ * have with the fields it does.
  * @param {import('typescript').TypeChecker} checker @param {number} code @param {import('typescript').Node} node
  */
 function subjectOf(checker, code, node) {
@@ -241,8 +242,20 @@ function subjectOf(checker, code, node) {
   if (!MISSING_PROPERTY.has(code) && code !== PROPERTY_OF_PROMISE) return {}
   if (ts.isPropertyAccessExpression(parent) && ts.isIdentifier(parent.expression) && parent.expression.text === 'tools') return { subject: 'tool', name: node.text }
   if (code === PROPERTY_OF_PROMISE || (ts.isPropertyAccessExpression(parent) && isPromise(checker.getTypeAtLocation(parent.expression)))) return { subject: 'promise', name: node.text }
-  return {}
+  const owner = propertyOwner(node)
+  if (owner === undefined) return {}
+  // The fields the result does have: the model's fix is one of them.
+  const value = checker.getNonNullableType(checker.getTypeAtLocation(owner))
+  const fields = new Set()
+  for (const member of value.isUnion() ? value.types : [value]) {
+    if (checker.isArrayType(member)) continue
+    for (const property of checker.getPropertiesOfType(member)) fields.add(property.getName())
+  }
+  return { subject: 'property', name: node.text, fields: [...fields].slice(0, MAX_FIELDS) }
 }
+
+/** Fields named at most for a property a result does not have. */
+const MAX_FIELDS = 30
 
 /** The deepest node of `file` whose text starts at or spans `position`. @param {import('typescript').SourceFile} file @param {number} position */
 function nodeAt(file, position) {
