@@ -18,9 +18,10 @@ import type { EngineFailure } from './engine.ts'
 /** How {@link unfenceProgram} ended: the program (fence lines blanked) or why it was not taken. */
 export type UnfencedProgram = { readonly ok: true; readonly code: string; readonly fenced: boolean } | { readonly ok: false; readonly message: string }
 
-// An opening fence line: three or more backticks or tildes, an optional info string (`ts`, `typescript`, `js {1,3}`).
-const OPENING_FENCE = /^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^`\s]*)[^`]*$/
-// Any info string is accepted (`ts`, `typescript`, `js`, `javascript`, none): models mislabel fences.
+// An opening fence line: three or more backticks and any info string (`ts`, `typescript`, `js {1,3}`,
+// none: models mislabel fences), or three or more tildes and at most a language name (a line of
+// JavaScript can start with `~~~x`, three bitwise nots; none can start with three backticks).
+const OPENING_FENCE = /^[ \t]{0,3}(?:(`{3,})[^`]*|(~{3,})[ \t]*[\w+-]*[ \t]*)$/
 const LINE_BREAK = /\r\n|\r|\n|\u2028|\u2029/
 
 /**
@@ -31,7 +32,7 @@ const LINE_BREAK = /\r\n|\r|\n|\u2028|\u2029/
  * Code without a fence line comes back unchanged (`fenced: false`).
  */
 export function unfenceProgram(code: string): UnfencedProgram {
-  // Cheap answer for the common case: no fence character anywhere near a line start.
+  // Cheap answer for the common case: no run of three backticks or tildes anywhere.
   if (!code.includes('```') && !code.includes('~~~')) return { ok: true, code, fenced: false }
   const lines = code.split(LINE_BREAK)
   const breaks = code.match(new RegExp(LINE_BREAK.source, 'g')) ?? []
@@ -41,7 +42,7 @@ export function unfenceProgram(code: string): UnfencedProgram {
     const line = lines[index] as string
     const match = OPENING_FENCE.exec(line)
     if (match === null) continue
-    const marker = match[1] as string
+    const marker = (match[1] ?? match[2]) as string
     if (open === undefined) {
       open = marker
       fences.push({ index, marker, opening: true })

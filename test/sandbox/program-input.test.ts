@@ -39,6 +39,11 @@ describe('unfenceProgram', () => {
     expect(!outcome.ok && outcome.message).toMatch(/2 Markdown code blocks .*lines 1, 4/)
   })
 
+  it('takes a line of bitwise nots for code, not for a tilde fence', () => {
+    const code = 'const x = 5.7\n~~~x'
+    expect(unfenceProgram(code)).toEqual({ ok: true, code, fenced: false })
+  })
+
   it('leaves backticks inside a program alone', () => {
     const code = 'const s = `a ``` b`\nreturn s'
     expect(unfenceProgram(code)).toEqual({ ok: true, code, fenced: false })
