@@ -19,9 +19,9 @@ import type { EngineFailure } from './engine.ts'
 export type UnfencedProgram = { readonly ok: true; readonly code: string; readonly fenced: boolean } | { readonly ok: false; readonly message: string }
 
 // An opening fence line: three or more backticks and any info string (`ts`, `typescript`, `js {1,3}`,
-// none: models mislabel fences), or three or more tildes and at most a language name (a line of
-// JavaScript can start with `~~~x`, three bitwise nots; none can start with three backticks).
-const OPENING_FENCE = /^[ \t]{0,3}(?:(`{3,})[^`]*|(~{3,})[ \t]*[\w+-]*[ \t]*)$/
+// none: models mislabel fences), or three or more tildes and at most a script language's name (a
+// line of JavaScript can be `~~~x`, three bitwise nots; none can start with three backticks).
+const OPENING_FENCE = /^[ \t]{0,3}(?:(`{3,})[^`]*|(~{3,})[ \t]*(?:ts|typescript|js|javascript|tsx|jsx|mjs|cjs)?[ \t]*)$/i
 const LINE_BREAK = /\r\n|\r|\n|\u2028|\u2029/
 
 /**
