@@ -120,5 +120,6 @@ export function gatedHost(host: CodeModeHost, gate: () => Promise<void>): CodeMo
     get maxParallelSubCalls() {
       return host.maxParallelSubCalls
     },
+    ...(host.progress === undefined ? {} : { progress: (run: Parameters<NonNullable<CodeModeHost['progress']>>[0]) => host.progress?.(run) }),
   }
 }
