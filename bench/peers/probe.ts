@@ -192,10 +192,11 @@ async function main(): Promise<void> {
         ),
         new Promise<string>((resolve) => setTimeout(() => resolve('running'), RUNAWAY_GIVE_UP_MS)),
       ])
+      const stoppedMs = performance.now() - began
       figures.runawayLagMs = await lag.stop()
       if (outcome === 'running') throw new Error(`not stopped after ${RUNAWAY_GIVE_UP_MS} ms`)
       if (outcome === 'finished') throw new Error('the runaway loop returned')
-      figures.stoppedMs = performance.now() - began
+      figures.stoppedMs = stoppedMs
     })
   }
   process.stdout.write(`${JSON.stringify({ figures, errors })}\n`)
