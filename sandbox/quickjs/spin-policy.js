@@ -195,12 +195,7 @@ export class SpinPolicy {
    */
   budget(now) {
     if (this.#maxMicros <= 0) return 0
-    if (now - this.#second >= 1000) {
-      this.#second = now
-      this.#spentMs = 0
-      this.#wastedMs = 0
-    }
-    if (this.#spentMs >= SHARE_PER_SECOND * 1000 || this.#wastedMs >= WASTE_PER_SECOND * 1000) return 0
+    if (this.#overCaps(now)) return 0
     if (this.#contended(now) || !this.#backoff.shouldSpin()) return 0
     const micros = Math.max(MIN_SPIN_MICROS, LATENCY_FACTOR * this.#answerMicros)
     return Math.min(this.#maxMicros, micros, (SHARE_PER_SECOND * 1000 - this.#spentMs) * 1000)
@@ -212,8 +207,17 @@ export class SpinPolicy {
    * @param {number} now
    */
   keepSpinning(now) {
-    if (this.#spentMs >= SHARE_PER_SECOND * 1000 || this.#wastedMs >= WASTE_PER_SECOND * 1000) return now - this.#second >= 1000
-    return !this.#contended(now)
+    return !this.#overCaps(now) && !this.#contended(now)
+  }
+
+  /** Whether this second's spinning reached a cap, a new second (counters reset) begun first if due. */
+  #overCaps(now) {
+    if (now - this.#second >= 1000) {
+      this.#second = now
+      this.#spentMs = 0
+      this.#wastedMs = 0
+    }
+    return this.#spentMs >= SHARE_PER_SECOND * 1000 || this.#wastedMs >= WASTE_PER_SECOND * 1000
   }
 
   /**

@@ -70,6 +70,18 @@ describe('spin policy', () => {
     expect(wasted.budget(1_001)).toBeGreaterThan(0)
   })
 
+  it('holds a long window answered again and again to the cap in every second, not only the first', () => {
+    const window = new SpinPolicy(200, undefined)
+    expect(window.budget(0)).toBeGreaterThan(0)
+    for (let second = 0; second < 6; second++) {
+      const start = second * 1_000
+      // A new second: spinning may go on until that second's spins reach the cap.
+      expect(window.keepSpinning(start + 1)).toBe(true)
+      for (let i = 0; i < 7_500; i++) window.record(100, true, false)
+      expect(window.keepSpinning(start + 900)).toBe(false)
+    }
+  })
+
   it('tells a spin under way to stop once its thread is found waiting for a core', () => {
     const clock = runQueue()
     const policy = new SpinPolicy(200, clock.read)
