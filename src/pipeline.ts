@@ -713,12 +713,6 @@ async function postExecute(
   return contexts.length === (result.additionalContexts?.length ?? 0) ? result : ({ ...result, ...withContexts } as ToolExecutionResult)
 }
 
-
-/**
- * Run `tools/code-dispatch-log` for one settled sub-call, for the listeners of its run_code's
- * scope (`caller` if that run is not live). Only the durable copy changes; a failing listener or
- * a malformed replacement falls back to the original content.
- */
 /**
  * The live-progress reporter of one `run_code` run (`tools/code-progress`), or undefined when no
  * listener sees the run's scope: then a run makes nothing per sub-call or console line. Listeners
@@ -731,7 +725,8 @@ export function codeProgressReporter(host: PipelineHost, caller: ScopeNode | und
   if (listeners.length === 0) return undefined
   const exec: ToolExecution = live?.exec ?? Object.freeze(fieldsOf(run, run.signal))
   return (progress) => {
-    const step = Object.freeze(progress)
+    // Frozen through: a listener cannot change what the next one reads (arguments are frozen already).
+    const step = Object.freeze(progress.type === 'call-end' && progress.error !== undefined ? { ...progress, error: Object.freeze({ ...progress.error }) } : progress)
     for (const listener of listeners) {
       try {
         const returned = listener(exec, step) as unknown
@@ -743,6 +738,11 @@ export function codeProgressReporter(host: PipelineHost, caller: ScopeNode | und
   }
 }
 
+/**
+ * Run `tools/code-dispatch-log` for one settled sub-call, for the listeners of its run_code's
+ * scope (`caller` if that run is not live). Only the durable copy changes; a failing listener or
+ * a malformed replacement falls back to the original content.
+ */
 export async function runCodeDispatchLog(host: PipelineHost, caller: ScopeNode | undefined, dispatch: CodeDispatchLog): Promise<ContentBlock[]> {
   const live = liveRun(host, dispatch.exec.token)
   const original = dispatch.content

@@ -47,6 +47,11 @@ describe.each(enginesUnderTest())('live progress of run_code on $name', (engineU
       { type: 'log', level: 'warn', text: 'last' },
     ])
     expect(seen.every((entry) => Object.isFrozen(entry.progress))).toBe(true)
+    // Frozen through: one listener cannot change the error or the arguments the next one reads.
+    for (const { progress } of seen) {
+      if (progress.type === 'call-end' && progress.error !== undefined) expect(Object.isFrozen(progress.error)).toBe(true)
+      if (progress.type === 'call-start') expect(Object.isFrozen(progress.arguments)).toBe(true)
+    }
   })
 
   it('delivers a step while the program is still running, not after it', async () => {
