@@ -10,10 +10,18 @@ const ROOTS = ['src', 'sdk-gen', 'sandbox', 'mcp', 'adapters', 'cli']
 // The output directory: `dist` (npm run build), or another one given (the package test builds aside,
 // so that tests importing the package from dist never see it half-written).
 const out = process.argv[2] ?? 'dist'
+// Walked by hand: `readdirSync`'s `recursive` and `Dirent.parentPath` need a later Node 20 than `engines` allows.
+function* filesBelow(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) yield* filesBelow(path)
+    else if (entry.isFile()) yield path
+  }
+}
+
 for (const root of ROOTS) {
-  for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || !/\.(js|d\.ts)$/.test(entry.name)) continue
-    const file = join(entry.parentPath, entry.name)
+  for (const file of filesBelow(root)) {
+    if (!/\.(js|d\.ts)$/.test(file)) continue
     mkdirSync(dirname(join(out, file)), { recursive: true })
     copyFileSync(file, join(out, file))
   }
