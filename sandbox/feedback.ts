@@ -248,7 +248,8 @@ export function unknownToolHint(name: string, toolNames: readonly string[]): str
 }
 
 /**
- * The note for sub-calls still running when the program ended, naming their tools: on a success
+ * The note for sub-calls still running when the program ended, naming their tools and saying that
+ * they were signalled to stop but may already have taken effect (a write may have landed): on a success
  * (`returned`) the likely cause is a missing `await`; on a failure (`failed`) they may also be
  * the calls a `Promise.all` left behind when another one failed.
  * @param tools - the tool of each call still running, one entry per call, in call order.
@@ -258,11 +259,16 @@ export function pendingCallsNote(tools: readonly string[], ended: 'returned' | '
   for (const tool of tools) counts.set(tool, (counts.get(tool) ?? 0) + 1)
   const named = [...counts].slice(0, 10).map(([tool, count]) => `tools.${echoName(tool)}${count > 1 ? ` (${count} calls)` : ''}`)
   if (counts.size > 10) named.push(`${counts.size - 10} more tools`)
-  const calls = tools.length === 1 ? '1 tool call was' : `${tools.length} tool calls were`
+  const one = tools.length === 1
+  const calls = one ? '1 tool call was' : `${tools.length} tool calls were`
   const which = named.join(', ')
+  // Stopping is a request: a write may have landed before it, so the model must not repeat it blindly.
+  const fate = one
+    ? 'It was signalled to stop and its result discarded, but it may already have taken effect: check before repeating it.'
+    : 'They were signalled to stop and their results discarded, but they may already have taken effect: check before repeating them.'
   return ended === 'returned'
-    ? `${calls} still running when the program returned, and ${tools.length === 1 ? 'it was' : 'they were'} cancelled: ${which}. Did you forget \`await\`?`
-    : `${calls} still running when the program failed, and ${tools.length === 1 ? 'it was' : 'they were'} cancelled: ${which}. A call that is not awaited, or one a \`Promise.all\` left running when another failed, does not finish.`
+    ? `${calls} still running when the program returned: ${which}. ${fate} Did you forget \`await\`?`
+    : `${calls} still running when the program failed: ${which}. ${fate} A call that is not awaited, or one a \`Promise.all\` left running when another failed, is not waited for.`
 }
 
 /** What to write instead of each value the guest's JSON walker refuses (see guest-runtime.ts). */

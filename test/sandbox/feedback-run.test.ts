@@ -165,7 +165,7 @@ describe.each(enginesUnderTest())('errors that name the fix, on $name', (engineU
       isError: false,
       value: {
         result: 'done',
-        notes: ['2 tool calls were still running when the program returned, and they were cancelled: tools.wait_forever (2 calls). Did you forget `await`?'],
+        notes: ['2 tool calls were still running when the program returned: tools.wait_forever (2 calls). They were signalled to stop and their results discarded, but they may already have taken effect: check before repeating them. Did you forget `await`?'],
       },
     })
     expect(textOf(result)).toContain('Notes:\n- 2 tool calls were still running when the program returned')
@@ -183,7 +183,7 @@ describe.each(enginesUnderTest())('errors that name the fix, on $name', (engineU
     const { run } = setup()
     const text = textOf(await run('tools.wait_forever({})\nthrow new Error("gave up")'))
     expect(text).toMatch(/^The program threw Error at line 2/)
-    expect(text).toContain('\n\n1 tool call was still running when the program failed, and it was cancelled: tools.wait_forever.')
+    expect(text).toContain('\n\n1 tool call was still running when the program failed: tools.wait_forever. It was signalled to stop and its result discarded, but it may already have taken effect')
   })
 
   it('a return value that is not JSON is told what to return instead', async () => {
@@ -205,6 +205,6 @@ describe.each(enginesUnderTest())('errors that name the fix, on $name', (engineU
     const { run } = setup()
     const text = textOf(await run('tools.wait_forever({})\nreturn () => 1'))
     expect(text).toMatch(/^The program's return value cannot be returned: .*a function/)
-    expect(text).toContain('1 tool call was still running when the program returned, and it was cancelled: tools.wait_forever. Did you forget `await`?')
+    expect(text).toContain('1 tool call was still running when the program returned: tools.wait_forever. It was signalled to stop and its result discarded, but it may already have taken effect: check before repeating it. Did you forget `await`?')
   })
 })

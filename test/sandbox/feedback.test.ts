@@ -144,10 +144,10 @@ describe('hints', () => {
 
   it('a pending-calls note names each tool once with its count, and the likely cause', () => {
     expect(pendingCallsNote(['write_file', 'write_file', 'fetch_url'], 'returned')).toBe(
-      '3 tool calls were still running when the program returned, and they were cancelled: tools.write_file (2 calls), tools.fetch_url. Did you forget `await`?',
+      '3 tool calls were still running when the program returned: tools.write_file (2 calls), tools.fetch_url. They were signalled to stop and their results discarded, but they may already have taken effect: check before repeating them. Did you forget `await`?',
     )
     expect(pendingCallsNote(['slow'], 'failed')).toBe(
-      '1 tool call was still running when the program failed, and it was cancelled: tools.slow. A call that is not awaited, or one a `Promise.all` left running when another failed, does not finish.',
+      '1 tool call was still running when the program failed: tools.slow. It was signalled to stop and its result discarded, but it may already have taken effect: check before repeating it. A call that is not awaited, or one a `Promise.all` left running when another failed, is not waited for.',
     )
   })
 
