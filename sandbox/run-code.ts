@@ -310,6 +310,17 @@ function warmTypeScriptThread(): void {
   }
 }
 
+/**
+ * Warm the TypeScript thread once `engine`'s first worker is ready (an engine this module started,
+ * whose workers are starting now), or at once for any other engine (given by the caller, started
+ * earlier).
+ */
+function warmAfter(engine: SandboxEngine | undefined): void {
+  const started = (engine as { readonly firstWorkerReady?: Promise<void> } | undefined)?.firstWorkerReady
+  if (started === undefined) warmTypeScriptThread()
+  else void started.then(warmTypeScriptThread)
+}
+
 /** The TypeScript thread's two jobs, as the messages of a job that did not finish name them. */
 const OFF_THREAD_WORK = {
   check: { doing: 'type-checking it', maxMs: MAX_CHECK_MS, most: 'the most one check may take: simplify its types', during: 'while it was type-checked', tool: 'the type checker' },
@@ -409,9 +420,10 @@ export function createRunCode(options: RunCodeOptions = {}): CodeModeTransport {
   const sdkIn = options.sdkIn ?? 'description'
   const typeCheck = resolveTypeCheck(options.typeCheck)
   const typeCheckWaitMs = options.typeCheckWaitMs ?? DEFAULT_TYPE_CHECK_WAIT_MS
-  // Warm before the first program: TypeScript and its libraries load in their thread now (about a second).
-  // A package whose worker file is missing (bundled) says so at the first run that needs the thread.
-  if (typeCheck !== 'off') warmTypeScriptThread()
+  // Warm before the first program: TypeScript and its libraries load in their thread (about a second
+  // of a core) once the default engine's first worker is up, so the two do not share the cores a
+  // first run needs. A package whose worker file is missing (bundled) says so at the first run that needs the thread.
+  if (typeCheck !== 'off') warmAfter(given === undefined ? defaultEngines.get(limits.memoryLimitBytes) : undefined)
   const large = options.largeToolSets ?? {}
   const cache = new SdkCache(large)
   // What codeModeDeclarations needs to write this transport's guide for a view.

@@ -173,6 +173,14 @@ class QuickJSEngine implements SandboxEngine {
     })
   }
 
+  /**
+   * @internal Settles once the engine's first worker is ready: what starts beside it (the run_code
+   * transport's TypeScript thread) waits for this rather than take the cores a first run needs.
+   */
+  get firstWorkerReady(): Promise<void> {
+    return this.#pool.firstReady
+  }
+
   get ceilings(): Readonly<Partial<SandboxLimits>> {
     return this.#ceilings
   }

@@ -291,6 +291,10 @@ export class WorkerPool {
   #startupFailures = 0
   /** Whether a worker of this pool was ever ready with no run taking it; until then only one starts (see #fillSlots). */
   #anyReady = false
+  #resolveFirstReady: (() => void) | undefined
+  readonly #firstReady = new Promise<void>((resolve) => {
+    this.#resolveFirstReady = resolve
+  })
   #disposed = false
 
   readonly #workerUrl: URL
@@ -317,6 +321,11 @@ export class WorkerPool {
     this.#boot = options.boot
     this.#maxQueued = options.maxQueued
     this.#fillSlots()
+  }
+
+  /** Settles once a worker of this pool is first ready (never, if none ever starts). */
+  get firstReady(): Promise<void> {
+    return this.#firstReady
   }
 
   /**
@@ -434,6 +443,7 @@ export class WorkerPool {
         if (slot.state === 'dead') return
         slot.everReady = true
         this.#startupFailures = 0
+        this.#resolveFirstReady?.()
         this.#idle(slot)
         // The others start a moment after the first is ready and free (after the first run, if one
         // took it), or at once for a run that has to wait (acquire).
