@@ -120,8 +120,22 @@ export interface SchemaIssue {
 /** Issues a message spells out; all of them stay on the error's `issues`. */
 const MAX_DESCRIBED_ISSUES = 50
 
+/** Characters of one key of a path a message shows at most: a model's key can be a megabyte. */
+const MAX_PATH_KEY_CHARS = 60
+
+/** A `$` path's quoted and dotted keys, each clipped to {@link MAX_PATH_KEY_CHARS} for a message. */
+function shownPath(path: string): string {
+  if (path.length <= MAX_PATH_KEY_CHARS) return path
+  return path.replace(/\.([A-Za-z_$][A-Za-z0-9_$]*)|\[("(?:[^"\\]|\\.)*")\]/g, (whole, name: string | undefined, quoted: string | undefined) => {
+    // A clipped name is no identifier any more: quoted, as appendKey writes such a key.
+    if (name !== undefined) return name.length <= MAX_PATH_KEY_CHARS ? whole : `[${JSON.stringify(`${name.slice(0, MAX_PATH_KEY_CHARS)}...`)}]`
+    const key = JSON.parse(quoted as string) as string
+    return key.length <= MAX_PATH_KEY_CHARS ? whole : `[${JSON.stringify(`${key.slice(0, MAX_PATH_KEY_CHARS)}...`)}]`
+  })
+}
+
 function describeIssues(issues: readonly SchemaIssue[]): string {
-  const shown = issues.slice(0, MAX_DESCRIBED_ISSUES).map((issue) => `${issue.path}: expected ${issue.expected}, found ${issue.found}`)
+  const shown = issues.slice(0, MAX_DESCRIBED_ISSUES).map((issue) => `${shownPath(issue.path)}: expected ${issue.expected}, found ${issue.found}`)
   if (issues.length > MAX_DESCRIBED_ISSUES) shown.push(`and ${issues.length - MAX_DESCRIBED_ISSUES} more of the same kind`)
   return shown.join('; ')
 }

@@ -194,7 +194,8 @@ function pathOf(pointer: string, root: JsonValue): string {
       path = appendIndex(path, index)
       current = current[index]
     } else {
-      path = appendKey(path, clipped(segment))
+      // Exact: the path is data a caller compares; the message clips it (describeIssues in errors.ts).
+      path = appendKey(path, segment)
       current = typeof current === 'object' && current !== null ? (current as Record<string, unknown>)[segment] : undefined
     }
   }
@@ -250,7 +251,7 @@ function issueOf(error: ErrorObject, root: JsonValue): SchemaIssue {
   if (typeof propertyName === 'string') {
     // A key refused by `propertyNames`: the key is what is wrong, at the place it would hold.
     const inner = constraintWords(error) ?? describeExpected(schema)
-    return { path: appendKey(path, clipped(propertyName)), expected: `a key that is ${inner}`, found: `key ${quotedKey(propertyName)}` }
+    return { path: appendKey(path, propertyName), expected: `a key that is ${inner}`, found: `key ${quotedKey(propertyName)}` }
   }
   switch (error.keyword) {
     case 'required': {

@@ -82,6 +82,24 @@ describe('INVALID_ARGS messages state the path, what is expected and what was gi
     expect(messageFor({ enum: ['a'] }, 'v'.repeat(1_000_000))).toBe(`$.x: expected "a", found string "${'v'.repeat(60)}..."`)
     expect(messageFor({ type: 'number' }, { [giant]: 1 })).toBe(`$.x: expected number, found object with keys "${'k'.repeat(60)}..."`)
   })
+
+  it('keeps the structured path exact, so two long keys that share a head stay two paths', () => {
+    const open: ObjectJsonSchema = { type: 'object', properties: {}, additionalProperties: { type: 'string' } }
+    const first = `${'k'.repeat(70)} first`
+    const second = `${'k'.repeat(70)} second`
+    const long = `id${'x'.repeat(70)}`
+    let issues: readonly { readonly path: string }[] = []
+    try {
+      validateArgs(open, { [first]: 1, [second]: 2, [long]: 3 }, 'tool')
+    } catch (error) {
+      if (!(error instanceof ToolArgsError)) throw error
+      issues = error.issues
+      // The message still clips each key, quoted or dotted.
+      expect(error.message).toContain(`$["${'k'.repeat(60)}..."]: expected string, found number 1`)
+      expect(error.message).toContain(`$["id${'x'.repeat(58)}..."]: expected string, found number 3`)
+    }
+    expect(issues.map((issue) => issue.path)).toEqual([`$["${first}"]`, `$["${second}"]`, `$.${long}`])
+  })
 })
 
 describe('nearestSpelling', () => {
