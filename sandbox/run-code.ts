@@ -11,12 +11,9 @@ import { validateArgs } from '../src/schema/validate.ts'
 import type { ToolDefinition } from '../src/tool.ts'
 import {
   DEFAULT_LISTING_CHARS,
-  DISCOVERY_DECLARATIONS,
   discoverySdk,
   generateSdk,
   renderRunCodeDescription,
-  renderRunCodeGuide,
-  renderToolListing,
   usesDiscovery,
 } from '../sdk-gen/index.ts'
 import type { GeneratedSdk, LargeToolSetOptions, SdkBinding } from '../sdk-gen/index.ts'
@@ -644,11 +641,7 @@ function runBindings(sdk: GeneratedSdk, code: string): readonly SdkBinding[] {
 
 /** The guide and the SDK as a system prompt carries them for `sdk` (see {@link codeModeDeclarations}). */
 function systemPromptText(sdk: GeneratedSdk, limits: SandboxLimits, large: LargeToolSetOptions): string {
-  const discovery = isDiscovery(sdk)
-  const tools = discovery
-    ? `${renderToolListing(sdk.catalog, large.listingChars ?? DEFAULT_LISTING_CHARS)}\n\`\`\`ts\n${DISCOVERY_DECLARATIONS}\`\`\`\n`
-    : `Available tools:\n\`\`\`ts\n${sdk.declarations}\`\`\`\n`
-  return `${renderRunCodeGuide(limits, discovery).replace('Run a JavaScript program', 'With the `run_code` tool, run a JavaScript program')}\n\n${tools}`
+  return renderRunCodeDescription(sdk, limits, { sdk: isDiscovery(sdk) ? 'discovery' : 'declarations', listingChars: large.listingChars ?? DEFAULT_LISTING_CHARS, audience: 'system-prompt' })
 }
 
 /** The system-prompt writer of each `run_code` tool made by {@link createRunCode}. */

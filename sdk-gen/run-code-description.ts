@@ -7,9 +7,13 @@
 import type { GeneratedSdk } from './declarations.ts'
 import { DEFAULT_LISTING_CHARS, DISCOVERY_DECLARATIONS, renderToolListing } from './tool-discovery.ts'
 
-const GUIDE = `Run a JavaScript program that calls the tools declared below, and get back the value it returns.
+/** The guide's first sentence: in the tool's own description, or in a system prompt that names the tool. */
+const OPENING = {
+  tool: 'Run a JavaScript program that calls the tools declared below, and get back the value it returns.',
+  'system-prompt': 'With the `run_code` tool, run a JavaScript program that calls the tools declared below, and get back the value it returns.',
+} as const
 
-How to write the program:
+const GUIDE = `How to write the program:
 - The code is the body of an async function: use \`await\` at the top level and \`return\` the result. The returned value must be JSON (objects, arrays, strings, numbers, booleans, null); returning nothing gives null.
 - Call a tool with \`await tools.name(args)\`. It resolves to the tool's result value; a failed call throws an Error whose message says why, so use try/catch where you can recover.
 - Start independent calls together: \`const [a, b] = await Promise.all([tools.x(...), tools.y(...)])\`.
@@ -64,6 +68,11 @@ export interface RunCodeDescriptionOptions {
   readonly sdk?: 'declarations' | 'discovery'
   /** Characters the discovery listing may take. Default {@link DEFAULT_LISTING_CHARS}. */
   readonly listingChars?: number
+  /**
+   * Where the text goes: `'tool'` (default) is `run_code`'s own description; `'system-prompt'` is
+   * the same text for a system prompt, whose opening names the tool.
+   */
+  readonly audience?: 'tool' | 'system-prompt'
 }
 
 /** `n` as a short figure: `1M`, `64K`, `1,500`. */
@@ -95,8 +104,8 @@ function limitLines(budget: RunBudget): string[] {
  * find tools with `tools.$search` and `tools.$describe`. The same text heads the description and
  * the system-prompt text of `codeModeDeclarations`.
  */
-export function renderRunCodeGuide(budget?: RunBudget, discovery = false): string {
-  const lines = [GUIDE, ERROR_CODES]
+export function renderRunCodeGuide(budget?: RunBudget, discovery = false, audience: 'tool' | 'system-prompt' = 'tool'): string {
+  const lines = [`${OPENING[audience]}\n`, GUIDE, ERROR_CODES]
   if (budget !== undefined) lines.push(...limitLines(budget))
   if (discovery) lines.push(DISCOVERY)
   return `${lines.join('\n')}\n\n${EXAMPLE}`
@@ -117,7 +126,7 @@ function fenced(declarations: string): string {
  */
 export function renderRunCodeDescription(sdk: GeneratedSdk, budget?: RunBudget, options: RunCodeDescriptionOptions = {}): string {
   const discovery = options.sdk === 'discovery'
-  const guide = renderRunCodeGuide(budget, discovery)
+  const guide = renderRunCodeGuide(budget, discovery, options.audience)
   if (!discovery) return `${guide}\n\nAvailable tools:\n${fenced(sdk.declarations)}`
   return `${guide}\n\n${renderToolListing(sdk.catalog, options.listingChars ?? DEFAULT_LISTING_CHARS)}\n${fenced(DISCOVERY_DECLARATIONS)}`
 }
