@@ -18,59 +18,109 @@ import type { EngineFailure } from './engine.ts'
 /** How {@link unfenceProgram} ended: the program (fence lines blanked) or why it was not taken. */
 export type UnfencedProgram = { readonly ok: true; readonly code: string; readonly fenced: boolean } | { readonly ok: false; readonly message: string }
 
-// An opening fence line: three or more backticks and any info string (`ts`, `typescript`, `js {1,3}`,
-// none: models mislabel fences), or three or more tildes and at most a script language's name (a
-// line of JavaScript can be `~~~x`, three bitwise nots; none can start with three backticks).
-const OPENING_FENCE = /^[ \t]{0,3}(?:(`{3,})[^`]*|(~{3,})[ \t]*(?:ts|typescript|js|javascript|tsx|jsx|mjs|cjs)?[ \t]*)$/i
+/** A fence line's marker: its character (`` ` `` or `~`) and how many of them open or close it. */
+export interface FenceMarker {
+  readonly char: '`' | '~'
+  readonly length: number
+}
+
+// The languages a tilde fence may name: a line of JavaScript can be `~~~x` (three bitwise nots), so
+// a tilde fence's info string is a script language or nothing. None can start with three backticks.
+const TILDE_LANGUAGES: ReadonlySet<string> = new Set(['ts', 'typescript', 'js', 'javascript', 'tsx', 'jsx', 'mjs', 'cjs'])
 const LINE_BREAK = /\r\n|\r|\n|\u2028|\u2029/
+
+/** Whether `char` (a UTF-16 code unit) is a space or a tab, the blanks a fence line may hold. */
+function isBlank(char: number): boolean {
+  return char === 0x20 || char === 0x09
+}
+
+/**
+ * The marker of `line` when it opens a Markdown fence, else `undefined`: at most three spaces of
+ * indent, three or more backticks and any info string without a backtick (`ts`, `js {1,3}`, none:
+ * models mislabel fences), or three or more tildes and at most a script language's name. One pass
+ * over the line, no regular expression: what a model sends never costs more than its length.
+ */
+export function openingFence(line: string): FenceMarker | undefined {
+  let at = 0
+  while (at < line.length && at < 4 && line.charCodeAt(at) === 0x20) at++
+  if (at > 3) return undefined
+  const char = line.charAt(at)
+  if (char !== '`' && char !== '~') return undefined
+  const from = at
+  while (at < line.length && line.charAt(at) === char) at++
+  const length = at - from
+  if (length < 3) return undefined
+  if (char === '`') return line.includes('`', at) ? undefined : { char, length }
+  const info = line.slice(at).trim().toLowerCase()
+  return info === '' || TILDE_LANGUAGES.has(info) ? { char, length } : undefined
+}
+
+/** Whether `line` closes a fence opened by `opening`: only its character, at least as many, blanks around. */
+export function closesFence(line: string, opening: FenceMarker): boolean {
+  const text = line.trim()
+  if (text.length < opening.length) return false
+  for (let at = 0; at < text.length; at++) if (text.charAt(at) !== opening.char) return false
+  return true
+}
+
+/** Whether `line` holds only blanks (spaces, tabs, or nothing). */
+function isBlankLine(line: string): boolean {
+  for (let at = 0; at < line.length; at++) if (!isBlank(line.charCodeAt(at))) return false
+  return true
+}
 
 /**
  * Blank the Markdown fence around `code` when it has one: the first non-blank line an opening
  * fence and the last non-blank line its closing fence (or no closing fence at all: a model cut
- * short). Fence lines become empty lines, so every other line keeps its number and its columns.
- * Refuses text outside the fence (prose around the program) and more than one fenced block.
- * Code without a fence line comes back unchanged (`fenced: false`).
+ * short). Only those two lines can be fences: a ```` ``` ```` line anywhere else (in a template
+ * literal holding Markdown, say) is the program's own text and stays as written. Fence lines
+ * become empty lines, so every other line keeps its number and its columns. A program whose last
+ * non-blank line is a bare closing fence but whose first is not an opening one is prose around a
+ * code block (no JavaScript ends in a line of three backticks or tildes): it is refused, naming
+ * the fix. Code without a fence comes back unchanged (`fenced: false`). Linear in `code`'s length.
  */
 export function unfenceProgram(code: string): UnfencedProgram {
   // Cheap answer for the common case: no run of three backticks or tildes anywhere.
   if (!code.includes('```') && !code.includes('~~~')) return { ok: true, code, fenced: false }
   const lines = code.split(LINE_BREAK)
-  const breaks = code.match(new RegExp(LINE_BREAK.source, 'g')) ?? []
-  const fences: { index: number; marker: string; opening: boolean }[] = []
-  let open: string | undefined
-  for (let index = 0; index < lines.length; index++) {
-    const line = lines[index] as string
-    const match = OPENING_FENCE.exec(line)
-    if (match === null) continue
-    const marker = (match[1] ?? match[2]) as string
-    if (open === undefined) {
-      open = marker
-      fences.push({ index, marker, opening: true })
-    } else if (line.trim() === line.trim().charAt(0).repeat(line.trim().length) && line.trim().startsWith(open.charAt(0)) && line.trim().length >= open.length) {
-      // A closing fence: only the fence's own character, at least as many as opened it.
-      open = undefined
-      fences.push({ index, marker, opening: false })
+  let first = 0
+  while (first < lines.length && isBlankLine(lines[first] as string)) first++
+  let last = lines.length - 1
+  while (last > first && isBlankLine(lines[last] as string)) last--
+  if (first >= lines.length) return { ok: true, code, fenced: false }
+  const opening = openingFence(lines[first] as string)
+  if (opening === undefined) {
+    const closing = openingFence(lines[last] as string)
+    if (last === first || closing === undefined || !closesFence(lines[last] as string, closing)) return { ok: true, code, fenced: false }
+    // The nearest line before it that opens such a fence is where the code block began.
+    let start = last - 1
+    while (start > first) {
+      const marker = openingFence(lines[start] as string)
+      if (marker !== undefined && marker.char === closing.char && closing.length >= marker.length) break
+      start--
     }
-  }
-  const first = fences[0]
-  if (first === undefined) return { ok: true, code, fenced: false }
-  const blank = (from: number, to: number): boolean => lines.slice(from, to).every((line) => line.trim() === '')
-  const blocks = fences.filter((fence) => fence.opening).length
-  const closing = fences[1]
-  const beforeIsBlank = blank(0, first.index)
-  const afterIsBlank = closing === undefined || blank(closing.index + 1, lines.length)
-  if (blocks > 1) {
-    return { ok: false, message: `The program was not run: it holds ${blocks} Markdown code blocks (\`\`\` fences at lines ${fences.filter((fence) => fence.opening).map((fence) => fence.index + 1).join(', ')}). Send one program as \`code\`, only the code, without fences or explanations.` }
-  }
-  if (!beforeIsBlank || !afterIsBlank) {
-    const where = !beforeIsBlank ? `before the fence at line ${first.index + 1}` : `after the fence at line ${(closing as { index: number }).index + 1}`
+    const where = start > first ? `before the fence at line ${start + 1}` : `before the fence that line ${last + 1} closes`
     return {
       ok: false,
       message: `The program was not run: \`code\` holds text ${where} that is not code (prose around a Markdown code block). Send only the program as \`code\`: no fences, no explanations (put those in \`description\` or in your reply).`,
     }
   }
-  const kept = lines.map((line, index) => (index === first.index || index === closing?.index ? '' : line))
+  const closed = last > first && closesFence(lines[last] as string, opening)
+  const breaks = code.match(new RegExp(LINE_BREAK.source, 'g')) ?? []
+  const kept = lines.map((line, index) => (index === first || (closed && index === last) ? '' : line))
   return { ok: true, code: kept.map((line, index) => line + (breaks[index] ?? '')).join(''), fenced: true }
+}
+
+/**
+ * The 1-based number of the first line of `code` that looks like a Markdown fence (opening or
+ * bare), if any: said beside a syntax error, since a second code block or prose after a block
+ * (which {@link unfenceProgram} leaves in the program) fails to parse there. Linear in `code`.
+ */
+export function fenceLikeLine(code: string): number | undefined {
+  if (!code.includes('```') && !code.includes('~~~')) return undefined
+  const lines = code.split(LINE_BREAK)
+  for (let index = 0; index < lines.length; index++) if (openingFence(lines[index] as string) !== undefined) return index + 1
+  return undefined
 }
 
 /** Text inserted on one line of a rewritten program: engine columns past `column` on `line` are `length` too far right. */

@@ -24,7 +24,7 @@ import { describeLimit, resolveLimits, withCeilings } from './limits.ts'
 import { isPlainJavaScript } from './plain-javascript.ts'
 import { gatedHost, isTypeCheckOption, judgeDiagnostics, mentionsTools, resolveTypeCheck, TYPE_CHECK_MODES } from './program-check.ts'
 import type { TypeCheckMode } from './program-check.ts'
-import { failureBeforeShift, unfenceProgram, withCompletionValue } from './program-input.ts'
+import { failureBeforeShift, fenceLikeLine, unfenceProgram, withCompletionValue } from './program-input.ts'
 import { createQuickJSEngine } from './quickjs/quickjs-engine.ts'
 import type { StripTypesResult } from './strip-types.ts'
 import { MAX_CHECK_MS, MAX_STRIP_MS, TypeCheckThread } from './type-check-thread.ts'
@@ -535,7 +535,10 @@ async function runProgram(
   const stripped: StripTypesResult = plain ? { ok: true, code: source } : await stripOffThread(source, limits, { timeoutMs: remainingMs(), signal: exec.signal, ...owner })
   if (!stripped.ok) {
     const quoted = quoteLine(code, stripped.line, stripped.column)
-    throw codeRunFailed(`The program was not run: line ${stripped.line}, column ${stripped.column}: ${stripped.message}${quoted === undefined ? '' : `\n${quoted}`}`)
+    // Only the first and last lines can be fences: one elsewhere is most likely a second block, or prose after one.
+    const fence = fenceLikeLine(source)
+    const hint = fence === undefined ? '' : `\nLine ${fence} looks like a Markdown fence: send one program as \`code\`, without fences, explanations or a second code block.`
+    throw codeRunFailed(`The program was not run: line ${stripped.line}, column ${stripped.column}: ${stripped.message}${quoted === undefined ? '' : `\n${quoted}`}${hint}`)
   }
   const sdk = cache.get(host.visibleTools(exec))
   // The check, off the main thread and under the run's wall-time limit (a small program can keep

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { columnBeforeShift, MAX_COMPLETION_PARSE_CHARS, unfenceProgram, withCompletionValue } from '../../sandbox/program-input.ts'
+import { closesFence, columnBeforeShift, MAX_COMPLETION_PARSE_CHARS, openingFence, unfenceProgram, withCompletionValue } from '../../sandbox/program-input.ts'
 
 describe('unfenceProgram', () => {
   it('leaves a program without fences as it is', () => {
@@ -29,14 +29,23 @@ describe('unfenceProgram', () => {
     expect(!outcome.ok && outcome.message).toMatch(/before the fence at line 2.*Send only the program/s)
   })
 
-  it('refuses prose after a fenced program', () => {
-    const outcome = unfenceProgram('```ts\nreturn 1\n```\nThis returns one.')
-    expect(!outcome.ok && outcome.message).toMatch(/after the fence at line 3/)
+  it('refuses prose before a code block, naming its opening line', () => {
+    const outcome = unfenceProgram('I will sum them.\n\n~~~js\nreturn 1\n~~~\n')
+    expect(!outcome.ok && outcome.message).toMatch(/before the fence at line 3/)
   })
 
-  it('refuses two fenced blocks', () => {
-    const outcome = unfenceProgram('```ts\nreturn 1\n```\n```ts\nreturn 2\n```')
-    expect(!outcome.ok && outcome.message).toMatch(/2 Markdown code blocks .*lines 1, 4/)
+  it('keeps fence-like lines inside a fenced program as its own text: only the first and last lines are fences', () => {
+    const body = 'const readme = `# Title\n```js\nconsole.log(1)\n```\n`\nreturn readme'
+    expect(unfenceProgram(`\`\`\`ts\n${body}\n\`\`\``)).toEqual({ ok: true, code: `\n${body}\n`, fenced: true })
+  })
+
+  it('leaves a program whose template literal holds fenced Markdown unchanged', () => {
+    const code = 'const readme = `# Title\n```js\nconsole.log(1)\n```\n`\nreturn readme\n'
+    expect(unfenceProgram(code)).toEqual({ ok: true, code, fenced: false })
+  })
+
+  it('blanks only the opening fence when the last line does not close it', () => {
+    expect(unfenceProgram('```ts\nconst s = `\n```\n`\nreturn s')).toEqual({ ok: true, code: '\nconst s = `\n```\n`\nreturn s', fenced: true })
   })
 
   it('takes a line of bitwise nots for code, not for a tilde fence', () => {
@@ -47,6 +56,38 @@ describe('unfenceProgram', () => {
   it('leaves backticks inside a program alone', () => {
     const code = 'const s = `a ``` b`\nreturn s'
     expect(unfenceProgram(code)).toEqual({ ok: true, code, fenced: false })
+  })
+})
+
+describe('fence detection on hostile input', () => {
+  // The inputs that made the former regular expression backtrack quadratically, at 256 KB a line.
+  const size = 256 * 1024
+  it.each([
+    ['a tilde run, blanks and a letter', `~~~${' '.repeat(size)}x`],
+    ['a backtick run, blanks and a backtick', `\`\`\`${' '.repeat(size)}\``],
+    ['a long tilde run and a letter', `${'~'.repeat(size)}x`],
+    ['a backtick fence around a hostile line', `\`\`\`\n~~~${' '.repeat(size)}x\n\`\`\``],
+    ['a hostile line between other lines', `return 1\n~~~${'\t'.repeat(size)}y\nreturn 2`],
+  ])('answers for %s, taking the line as code', (_label, code) => {
+    const outcome = unfenceProgram(code)
+    expect(outcome.ok).toBe(true)
+  })
+
+  it('reads a line with plain character scans, no regular expression, so its work is linear in the line', () => {
+    for (const detector of [openingFence, closesFence]) {
+      expect(String(detector)).not.toMatch(/RegExp|\.(test|exec|match|matchAll|replace|replaceAll|search|split)\(/)
+    }
+  })
+
+  it('takes a line of three or more backticks or tildes with an allowed info string as an opening fence', () => {
+    expect(openingFence('   ````ts {1,3}')).toEqual({ char: '`', length: 4 })
+    expect(openingFence('~~~ TypeScript ')).toEqual({ char: '~', length: 3 })
+    expect(openingFence('    ```')).toBeUndefined()
+    expect(openingFence('``` a`b')).toBeUndefined()
+    expect(openingFence('~~~x')).toBeUndefined()
+    expect(closesFence(' ````  ', { char: '`', length: 3 })).toBe(true)
+    expect(closesFence('``', { char: '`', length: 3 })).toBe(false)
+    expect(closesFence('~~~', { char: '`', length: 3 })).toBe(false)
   })
 })
 

@@ -67,10 +67,14 @@ export const CORRECT_PROGRAMS: readonly CorrectProgram[] = [
   { name: 'a return inside an if keeps the program its own', code: lines('const r = await tools.search_users({ query: "zz" })', 'if (r.total === 0) return "none"', 'r.total'), expected: 'none' },
   { name: 'a ternary on a result field', code: lines('const u = await tools.get_user({ id: "u3" })', 'return u.age >= 40 ? "senior" : "junior"'), expected: 'senior' },
   { name: 'template literals and string methods', code: lines('const f = await tools.read_file({ path: "/data/notes.md" })', 'const items = f.content.split("\\n").filter((l) => l.startsWith("- "));', '`${items.length} items`'), expected: '2 items' },
+  { name: 'a template literal and a comment holding fenced Markdown blocks', code: lines('const f = await tools.read_file({ path: "/data/b.txt" })', '/* Renders:', '```md', '# Notes', '```', '*/', 'const readme = `# Notes', '~~~js', 'console.log(${JSON.stringify(f.content)})', '~~~', '`', 'return readme.split("\\n").length'), expected: 5 },
+  { name: 'a fenced program whose comment and template literal hold fenced blocks', code: lines('```ts', '/* Example:', '```', 'tools.x()', '```', '*/', 'const md = `', '~~~', 'x', '~~~', '`', 'return md.trim()', '```'), expected: '~~~\nx\n~~~' },
   { name: 'typeof guards on a name that may not exist', code: 'return typeof fetch === "function" ? "has fetch" : "no fetch"', expected: 'no fetch' },
   { name: 'element access on tools by a known name', code: 'return (await tools["read_file"]({ path: "/data/b.txt" })).size', expected: 3 },
   { name: 'a while loop with a counter', code: lines('let i = 0', 'const seen: string[] = []', 'while (i < 3) { seen.push(`u${i + 1}`); i++ }', 'const users = await Promise.all(seen.map((id) => tools.get_user({ id })))', 'users.length'), expected: 3 },
   { name: 'a program that never names tools', code: lines('const xs = [3, 1, 2]', 'xs.sort()', 'return xs'), expected: [1, 2, 3] },
+  { name: 'an extra argument key on a tool whose schema leaves other keys open', code: 'return (await tools.log_event({ message: "m", level: "info" })).keys', expected: ['message', 'level'] },
+  { name: 'an extra key in an open nested argument object', code: 'return (await tools.log_event({ message: "m", meta: { level: "warn", source: "cli" } })).keys', expected: ['message', 'meta', 'meta.level', 'meta.source'] },
 ]
 
 export const FAULTY_PROGRAMS: readonly FaultyProgram[] = [
@@ -86,7 +90,7 @@ export const FAULTY_PROGRAMS: readonly FaultyProgram[] = [
   { name: 'a mistyped argument', code: lines('await tools.write_file({ path: "/data/q", content: "q" })', 'return await tools.get_user({ id: 1 })'), names: ['id', 'string'] },
   { name: 'a number where a string is expected', code: 'await tools.write_file({ path: "/data/q", content: 42 })', names: ['content', 'string'] },
   { name: 'a value outside an enum', code: lines('await tools.write_file({ path: "/w", content: "w" })', 'return await tools.read_file({ path: "/data/a.txt", encoding: "ascii" })'), names: ['encoding', 'utf8'] },
-  { name: 'an undeclared argument key', code: lines('await tools.send_email({ to: "a@b.c", subject: "s", bcc: "x@y.z" })'), names: ['bcc'] },
+  { name: 'an undeclared argument key on a tool whose schema refuses other keys', code: lines('await tools.send_email({ to: "a@b.c", subject: "s", bcc: "x@y.z" })'), names: ['bcc'] },
   { name: 'a misspelled argument key', code: lines('await tools.write_file({ path: "/p", content: "" })', 'return await tools.search_users({ qeury: "a" })'), names: ['qeury', 'query'] },
   { name: 'arguments not in an object', code: lines('await tools.write_file({ path: "/p", content: "" })', 'return await tools.get_user("u1")'), names: ['get_user', 'id'] },
   { name: 'no arguments at all', code: lines('await tools.write_file({ path: "/p", content: "" })', 'return await tools.list_dir()'), names: ['list_dir'] },
@@ -102,7 +106,8 @@ export const FAULTY_PROGRAMS: readonly FaultyProgram[] = [
   { name: 'a forgotten await before reading a field', code: lines('await tools.write_file({ path: "/p", content: "" })', 'const r = tools.read_file({ path: "/data/a.txt" })', 'return r.content.length'), names: ['content', 'await'] },
   { name: 'a fenced program with an unknown tool', code: lines('```ts', 'await tools.write_file({ path: "/p", content: "" })', 'await tools.delete_file({ path: "/p" })', '```'), names: ['delete_file', 'line 3'] },
   { name: 'prose around a fenced program', code: lines('Here is the program:', '```ts', 'await tools.write_file({ path: "/p", content: "" })', '```'), names: ['fence', 'only the program'] },
-  { name: 'two fenced blocks', code: lines('```ts', 'await tools.write_file({ path: "/p", content: "" })', '```', '```ts', 'return 1', '```'), names: ['2 Markdown code blocks'] },
+  { name: 'two fenced blocks', code: lines('```ts', 'await tools.write_file({ path: "/p", content: "" })', '```', '```ts', 'return 1', '```'), names: ['Line 3 looks like a Markdown fence', 'one program'] },
+  { name: 'prose after a fenced program', code: lines('```ts', 'await tools.write_file({ path: "/p", content: "" })', '```', 'This writes the file.'), names: ['Line 3 looks like a Markdown fence'] },
   { name: 'an unknown tool reached without naming tools', code: lines('const t = globalThis["to" + "ols"]', 'await t.write_file({ path: "/p", content: "" })', 'return fs.readFileSync("x")'), names: ['fs'] },
   { name: 'an unknown tool through a helper function', code: lines('async function save(path: string) {', '  await tools.write_file({ path, content: "" })', '}', 'await save("/p")', 'return await tools.remove({ path: "/p" })'), names: ['remove'] },
   {
