@@ -61,8 +61,24 @@ export class RunBridge implements GuestHost {
   /** Live progress (`tools/code-progress`), when someone listens: each start, settle and console line. */
   readonly #progress: ((progress: CodeProgress) => void) | undefined
 
-  /** `progress` reports this run's steps live; leave it out when nobody listens. */
-  constructor(host: CodeModeHost, exec: ToolRunContext, limits: SandboxLimits, progress?: (progress: CodeProgress) => void) {
+  /**
+   * What the first sub-call waits for before anything about it happens (see the constructor);
+   * cleared once it has passed, kept (rejected) once it has refused.
+   */
+  #gate: (() => Promise<void>) | undefined
+  #gatePassed: Promise<void> | undefined
+  /** The tools of the calls waiting for the gate: unanswered, but numbered and logged only once it passes. */
+  readonly #gateWaiting: string[] = []
+
+  /**
+   * `progress` reports this run's steps live; leave it out when nobody listens. `gate` (the
+   * program's type check, for a program that reached `tools` without naming them) runs on the
+   * first sub-call, which waits for it before it gets a number or a start event: a refusal
+   * consumes no id and writes nothing, and that call and every later one get a `CODE_RUN_FAILED`
+   * error (the run reports the refusal itself).
+   */
+  constructor(host: CodeModeHost, exec: ToolRunContext, limits: SandboxLimits, progress?: (progress: CodeProgress) => void, gate?: () => Promise<void>) {
+    this.#gate = gate
     this.#progress = progress
     this.#host = host
     this.#exec = exec
@@ -110,6 +126,7 @@ export class RunBridge implements GuestHost {
   }
 
   call(name: string, argsJson: string): Promise<HostCallOutcome> {
+    if (this.#gate !== undefined) return this.#afterGate(this.#gate, name, argsJson)
     if (argsJson.length > this.#maxArgumentBytes) {
       return Promise.resolve({
         ok: false,
@@ -131,14 +148,37 @@ export class RunBridge implements GuestHost {
   }
 
   /**
+   * A call made before the gate has passed: it waits for the gate (or the end of the run), then is
+   * made as any call. Calls that waited together resume in the order they were made, so their
+   * numbers stay in program order.
+   */
+  async #afterGate(gate: () => Promise<void>, name: string, argsJson: string): Promise<HostCallOutcome> {
+    this.#gatePassed ??= gate()
+    this.#gateWaiting.push(name)
+    let refused = false
+    try {
+      await untilAborted(this.#gatePassed, this.#abort.signal)
+    } catch {
+      refused = true
+    } finally {
+      this.#gateWaiting.splice(this.#gateWaiting.indexOf(name), 1)
+    }
+    // Cancelled, or the program ended (drain()) while this call waited: it never starts.
+    if (this.#abort.signal.aborted) return { ok: false, message: `"${name}" was not called: the run was over before its type check answered`, code: ToolErrorCode.ABORTED_BEFORE_DISPATCH }
+    if (refused) return { ok: false, message: `"${name}" was not called: the program failed its type check (the run's result names the mistakes)`, code: ToolErrorCode.CODE_RUN_FAILED }
+    this.#gate = undefined
+    return this.call(name, argsJson)
+  }
+
+  /**
    * End the run: abort whatever sub-calls are still in flight or queued and wait until every one
    * has settled and been logged, then hand the nested contexts to the outer call in call order.
    */
   async drain(): Promise<void> {
     this.#exec.signal.removeEventListener('abort', this.#forwardAbort)
-    if (this.#unanswered.size > 0) this.#pendingAtEnd = [...this.#unanswered.values()]
-    // Only sub-calls' tools were handed the signal besides the engine, whose run is over.
-    if (this.#started) this.#abort.abort(new Error('the program finished'))
+    if (this.#unanswered.size > 0 || this.#gateWaiting.length > 0) this.#pendingAtEnd = [...this.#gateWaiting, ...this.#unanswered.values()]
+    // Only sub-calls' tools (and calls waiting for the gate) were handed the signal besides the engine, whose run is over.
+    if (this.#started || this.#gateWaiting.length > 0) this.#abort.abort(new Error('the program finished'))
     while (this.#inFlight > 0) {
       this.#idle ??= new Promise<void>((resolve) => {
         this.#wakeIdle = resolve
@@ -249,4 +289,23 @@ export class RunBridge implements GuestHost {
       this.#logFailures.push(error)
     }
   }
+}
+
+/** `promise`, or a rejection as soon as `signal` aborts (its listener removed either way). */
+function untilAborted(promise: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(
+      () => {
+        signal.removeEventListener('abort', onAbort)
+        resolve()
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(error)
+      },
+    )
+  })
 }

@@ -9,7 +9,6 @@
  * {@link mentionsTools}).
  */
 
-import type { CodeModeHost } from '../src/context.ts'
 import type { ClassifiedDiagnostic } from '../sdk-gen/type-check-core.js'
 import { alternatives, closestNames, listNames, placeText, quoteLine, unknownGlobalHint, unknownToolHint } from './feedback.ts'
 
@@ -43,7 +42,7 @@ export function isTypeCheckOption(value: unknown): value is TypeCheckMode | bool
  * over-count only costs waiting for the check). A program that does not can still reach the
  * tools indirectly (`globalThis['to' + 'ols']`, `eval`, the Function constructor), which no text
  * test rules out: such a program runs at once, and its first tool call waits for the check
- * ({@link gatedHost}), so no tool runs before a certain failure is refused either way.
+ * (the run's `RunBridge` gate), so no tool runs before a certain failure is refused either way.
  */
 export function mentionsTools(code: string): boolean {
   for (let at = code.indexOf('tools'); at >= 0; at = code.indexOf('tools', at + 1)) {
@@ -70,14 +69,23 @@ export interface CheckVerdict {
  * Judge `diagnostics` of `code` under `mode` (`'guard'` or `'enforce'`). A refusal names each
  * problem at the program's own line and column, quotes the line with a caret, and for an unknown
  * tool or global names what exists and the closest names (`toolNames`: what the program may call).
+ * `when` says when the check refused: before the program started (the default), or at its first
+ * tool call, a program that reached `tools` without naming them having run up to that call.
  */
-export function judgeDiagnostics(diagnostics: readonly ClassifiedDiagnostic[], mode: 'guard' | 'enforce', code: string, toolNames: readonly string[]): CheckVerdict {
+export function judgeDiagnostics(
+  diagnostics: readonly ClassifiedDiagnostic[],
+  mode: 'guard' | 'enforce',
+  code: string,
+  toolNames: readonly string[],
+  when: 'before-run' | 'first-call' = 'before-run',
+): CheckVerdict {
   const refusing = mode === 'enforce' ? diagnostics : diagnostics.filter((d) => d.certain)
   if (refusing.length > 0) {
     const shown = refusing.slice(0, MAX_SHOWN).map((d) => describeDiagnostic(d, code, toolNames))
     if (refusing.length > MAX_SHOWN) shown.push(`... and ${refusing.length - MAX_SHOWN} more.`)
     const why = mode === 'enforce' ? 'it has type errors' : 'the type check found mistakes that would make it fail, before any tool ran'
-    return { refusal: `The program was not run: ${why}.\n\n${shown.join('\n\n')}`, notes: [] }
+    const stopped = 'The program was stopped at its first tool call, which did not run (nor did any other): the type check found mistakes that would make it fail'
+    return { refusal: `${when === 'first-call' ? stopped : `The program was not run: ${why}`}.\n\n${shown.join('\n\n')}`, notes: [] }
   }
   const notes = diagnostics.slice(0, MAX_SHOWN).map((d) => `Type check, ${placeText(d.line, d.column)}: ${d.message} (the program ran anyway)`)
   if (diagnostics.length > MAX_SHOWN) notes.push(`The type check reported ${diagnostics.length - MAX_SHOWN} more problems.`)
@@ -98,28 +106,4 @@ function describeDiagnostic(diagnostic: ClassifiedDiagnostic, code: string, tool
     parts.push(closest.length > 0 ? `Did you mean ${alternatives(closest)}? ${fields}` : fields)
   }
   return parts.join('\n')
-}
-
-/**
- * `host` whose every sub-call first waits for `gate` (the program's check, run once, on the first
- * call): a program that reaches the tools without naming them still cannot cause a side effect
- * before its check has refused it. A refused gate fails the call and every later one; the run
- * reports the refusal itself.
- */
-export function gatedHost(host: CodeModeHost, gate: () => Promise<void>): CodeModeHost {
-  let passed: Promise<void> | undefined
-  return {
-    execute: async (input) => {
-      passed ??= gate()
-      await passed
-      return host.execute(input)
-    },
-    visibleTools: (run) => host.visibleTools(run),
-    executionMode: (input) => host.executionMode(input),
-    codeDispatchLog: (dispatch) => host.codeDispatchLog(dispatch),
-    get maxParallelSubCalls() {
-      return host.maxParallelSubCalls
-    },
-    ...(host.progress === undefined ? {} : { progress: (run: Parameters<NonNullable<CodeModeHost['progress']>>[0]) => host.progress?.(run) }),
-  }
 }

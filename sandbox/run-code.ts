@@ -22,7 +22,7 @@ import { notJsonHint, pendingCallsNote, placeText, quoteLine, unknownGlobalHint 
 import type { EngineFailure, LogEntry, SandboxEngine, SandboxLimitName, SandboxLimits } from './engine.ts'
 import { describeLimit, resolveLimits, withCeilings } from './limits.ts'
 import { isPlainJavaScript } from './plain-javascript.ts'
-import { gatedHost, isTypeCheckOption, judgeDiagnostics, mentionsTools, resolveTypeCheck, TYPE_CHECK_MODES } from './program-check.ts'
+import { isTypeCheckOption, judgeDiagnostics, mentionsTools, resolveTypeCheck, TYPE_CHECK_MODES } from './program-check.ts'
 import type { TypeCheckMode } from './program-check.ts'
 import { failureBeforeShift, fenceLikeLine, unfenceProgram, withCompletionValue } from './program-input.ts'
 import { createQuickJSEngine } from './quickjs/quickjs-engine.ts'
@@ -545,7 +545,7 @@ async function runProgram(
   // the checker busy for seconds): its refusal is the run's failure, its other findings are notes.
   // What 'guard' waited for the checker: not the program's time, so not taken from its wall time.
   let guardWaitMs = 0
-  const check = async (mode: 'guard' | 'enforce'): Promise<void> => {
+  const check = async (mode: 'guard' | 'enforce', when: 'before-run' | 'first-call' = 'before-run'): Promise<void> => {
     // 'guard' waits for an answer at most `typeCheckWaitMs`; a check that gives none (the checker still
     // loading in a fresh process, a program too costly to check) lets the program run unchecked: its
     // mistakes then surface at run time, as without a check. The checker finishes a check it started
@@ -560,7 +560,7 @@ async function runProgram(
       return
     }
     if (!checked.ok) throw stopped(exec.signal, checked.reason === 'aborted', () => offThreadMessage('check', checked.reason, limits))
-    const verdict = judgeDiagnostics(checked.diagnostics, mode, code, sdk.bindings.map((tool) => tool.binding))
+    const verdict = judgeDiagnostics(checked.diagnostics, mode, code, sdk.bindings.map((tool) => tool.binding), when)
     if (verdict.refusal !== undefined) throw codeRunFailed(verdict.refusal)
     notes.push(...verdict.notes)
   }
@@ -570,12 +570,13 @@ async function runProgram(
   const checkedFirst = typeCheck === 'enforce' || (typeCheck === 'guard' && mentionsTools(source))
   if (checkedFirst) await check(typeCheck as 'guard' | 'enforce')
   let refusal: unknown
-  const runHost = typeCheck === 'guard' && !checkedFirst ? gatedHost(host, () => check('guard').catch((error: unknown) => Promise.reject((refusal = error)))) : host
+  // The bridge makes the first tool call wait for it before that call gets a number or a start event.
+  const gate = typeCheck === 'guard' && !checkedFirst ? () => check('guard', 'first-call').catch((error: unknown) => Promise.reject((refusal = error))) : undefined
   // A last expression is the result of a program without a `return` of its own (positions kept, or mapped back).
   const prepared = await withCompletionValue(stripped.code)
   const runLimits = plain && !checkedFirst ? limits : { ...limits, wallTimeMs: Math.min(limits.wallTimeMs, Math.floor(remainingMs() + guardWaitMs)) }
 
-  const bridge = new RunBridge(runHost, exec, limits, host.progress?.(exec))
+  const bridge = new RunBridge(host, exec, limits, host.progress?.(exec), gate)
   let outcome
   try {
     outcome = await engine.run({

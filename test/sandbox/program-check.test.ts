@@ -67,7 +67,7 @@ describe.each(engines)('type check modes on $name', (engineUnderTest) => {
     for (const tool of tools) ctx.tools.register(tool)
     const agent = ctx.agent('model')
     const run = (code: string) => agent.ctx.tools.execute({ callId: 'run', name: 'run_code', arguments: { code }, signal: new AbortController().signal })
-    return { run, effects }
+    return { run, effects, agent }
   }
 
   it('runs a program whose diagnostics are not certain failures by default, and returns them as notes', async () => {
@@ -118,6 +118,39 @@ describe.each(engines)('type check modes on $name', (engineUnderTest) => {
     const value = valueOf(await run('const t = globalThis["to" + "ols"]\nconst w = await t.write_file({ path: "/p", content: "ab" })\nreturn w.bytes'))
     expect(value?.result).toBe(2)
     expect(effects.writes).toEqual([{ path: '/p', content: 'ab' }])
+  })
+
+  it('refuses a program at its first tool call reached without naming tools: no id taken, nothing logged, a CODE_RUN_FAILED error for the program', async () => {
+    const { run, effects, agent } = setup()
+    const steps: string[] = []
+    agent.ctx.on('tools/code-progress', (_run, progress) => void steps.push(progress.type === 'log' ? `log ${progress.text}` : progress.type))
+    const code = 'const t = globalThis["to" + "ols"]\nconst codes = []\nfor (const path of ["/p", "/q"]) {\n  try { await t.write_file({ path, content: "" }) } catch (e) { codes.push(e.code) }\n}\nconsole.log(codes.join(","))\nreturn nope'
+    const result = await run(code)
+    expect(messageOf(result)).toMatch(/^The program was stopped at its first tool call, which did not run \(nor did any other\): the type check found mistakes.*line 7, column 8: Cannot find name 'nope'/s)
+    expect(effects.writes).toEqual([])
+    expect(agent.session.events.filter((event) => event.type.startsWith('tool/code-dispatch'))).toEqual([])
+    expect(steps).toEqual(['log CODE_RUN_FAILED,CODE_RUN_FAILED'])
+  })
+
+  it('numbers the calls of a program that reached the tools without naming them from 1 once its check passed, each start logged with its end', async () => {
+    const { run, agent } = setup()
+    const steps: string[] = []
+    agent.ctx.on('tools/code-progress', (_run, progress) => void steps.push(`${progress.type} ${'subCallId' in progress ? progress.subCallId : ''}`))
+    const code = 'const t = globalThis["to" + "ols"]\nconst [a, b] = await Promise.all([t.read_file({ path: "/data/a.txt" }), t.read_file({ path: "/data/b.txt" })])\nreturn [a.size, b.size]'
+    expect(valueOf(await run(code))?.result).toEqual([11, 3])
+    const dispatches = agent.session.events.filter((event) => event.type.startsWith('tool/code-dispatch')).map((event) => `${event.type} ${(event as { subCallId?: string }).subCallId}`)
+    expect([...dispatches].sort()).toEqual(['tool/code-dispatch run:code:1', 'tool/code-dispatch run:code:2', 'tool/code-dispatch-start run:code:1', 'tool/code-dispatch-start run:code:2'])
+    expect([...steps].sort()).toEqual(['call-end run:code:1', 'call-end run:code:2', 'call-start run:code:1', 'call-start run:code:2'])
+  })
+
+  it('never starts a call that still waited for the check when the program returned, and says it was left running', async () => {
+    const { run, agent } = setup()
+    const value = valueOf(await run('globalThis["to" + "ols"].read_file({ path: "/data/a.txt" })\nreturn 1'))
+    expect(value?.result).toBe(1)
+    expect(value?.notes?.join('\n')).toMatch(/read_file/)
+    // Long enough for a check that was still running to answer: the call must not start after the run.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(agent.session.events.filter((event) => event.type.startsWith('tool/code-dispatch'))).toEqual([])
   })
 
   it('runs a program unchecked when its check does not answer within typeCheckWaitMs', async () => {
