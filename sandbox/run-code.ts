@@ -58,7 +58,10 @@ export interface RunCodeOptions {
    * The longest `'guard'` waits for a program's check before it runs the program unchecked
    * (default 1000 ms). A warm check takes milliseconds; the checker is started with the
    * transport, and a program that comes before it has loaded (a second or more) runs unchecked
-   * rather than late, its mistakes then found at run time. Not taken from the program's `wallTimeMs`.
+   * rather than late, its mistakes then found at run time. For a program checked before it starts
+   * (one that names `tools`), the wait is not taken from its `wallTimeMs`. One that reaches `tools`
+   * without naming them is already running when its first tool call waits for the check: that
+   * wait (at most `typeCheckWaitMs`, and never past the run's end) counts in its `wallTimeMs`.
    */
   readonly typeCheckWaitMs?: number
   /**
