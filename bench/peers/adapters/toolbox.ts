@@ -28,7 +28,9 @@ async function open(engineName: 'quickjs' | 'isolated-vm', settings: PeerSetting
   })
   ctx.tools.register(tool('noop', false))
   ctx.tools.register(tool('sleep', true))
-  const agent = ctx.agent('bench')
+  // The peers keep no transcript; the library's in-memory session log keeps every event by design
+  // (a user's choice of log), so the bench's agent logs nowhere and RSS shows the runtime alone.
+  const agent = ctx.agent('bench', { session: discardingSessionLog() })
   let calls = 0
   return {
     async run(body) {
@@ -42,6 +44,16 @@ async function open(engineName: 'quickjs' | 'isolated-vm', settings: PeerSetting
       return result.value.result
     },
     close: () => engine.dispose(),
+  }
+}
+
+/** A session log that keeps nothing (the `SessionLog` interface of the library's src/session-log.ts). */
+function discardingSessionLog() {
+  return {
+    append: async () => {},
+    events: [],
+    close: async () => {},
+    [Symbol.asyncDispose]: async () => {},
   }
 }
 
