@@ -7,6 +7,7 @@
 import type { JsonSchemaNode, JsonSchemaScalar, JsonSchemaType } from '../src/schema/types.ts'
 import { renderDocComment, renderDocValue } from './doc-comment.ts'
 import { OBJECT_MEMBERS, renderPropertyKey, renderStringLiteral } from './identifiers.ts'
+import { CLOSED_OBJECT_MARKER } from './type-check-core.js'
 
 /**
  * Container levels (arrays, objects) rendered exactly, as in the DSL's type inference; a deeper
@@ -341,8 +342,11 @@ function renderObject(node: JsonSchemaNode, indent: string, context: Context): s
   }
   if (members.length === 0) return 'Record<string, never>'
 
-  const inline = `{ ${members.map((member) => member.text).join('; ')} }`
+  // An argument object whose schema refuses other keys says so first: the model reads it, and the
+  // type check refuses an undeclared key only there (on an open object the tool would get the key).
+  const closed = additional === false && context.role === 'input'
+  const inline = `{ ${closed ? `${CLOSED_OBJECT_MARKER} ` : ''}${members.map((member) => member.text).join('; ')} }`
   const fitsInline = inline.length <= MAX_INLINE_OBJECT_CHARS && !inline.includes('\n') && members.every((m) => m.doc === '')
   if (fitsInline) return inline
-  return `{\n${members.map((member) => `${member.doc}${inner}${member.text}\n`).join('')}${indent}}`
+  return `{\n${closed ? `${inner}${CLOSED_OBJECT_MARKER}\n` : ''}${members.map((member) => `${member.doc}${inner}${member.text}\n`).join('')}${indent}}`
 }

@@ -20,6 +20,9 @@ export interface ClassifiedDiagnostic extends CoreDiagnostic {
   readonly fields?: readonly string[]
 }
 
+/** The comment an argument object type of the SDK opens with when its schema refuses other keys. */
+export declare const CLOSED_OBJECT_MARKER: string
+
 export declare function classifiedDiagnostics(declarations: string, program: string): ClassifiedDiagnostic[]
 export declare function programDiagnostics(declarations: string, program: string): CoreDiagnostic[]
 export declare function declarationDiagnostics(declarations: string): CoreDiagnostic[]

@@ -143,6 +143,13 @@ function toDiagnostic(diagnostic, offset, length) {
   return { line: line + 1, column: (line === 0 ? character - offset : character) + 1, message }
 }
 
+/**
+ * The comment an argument object type of the SDK opens with when its schema refuses other keys
+ * (`additionalProperties: false`, see schema-to-ts.ts): only there is an undeclared key certain to
+ * fail; an open object passes it to the tool.
+ */
+export const CLOSED_OBJECT_MARKER = '/* no other keys */'
+
 /** See typeCheckProgram in type-check.ts. @param {string} declarations @param {string} program */
 export function programDiagnostics(declarations, program) {
   return classifiedDiagnostics(declarations, program).map(({ line, column, message }) => ({ line, column, message }))
@@ -161,7 +168,12 @@ export function classifiedDiagnostics(declarations, program) {
     checker ??= compiled.getTypeChecker()
     const node = d.file === target && d.start !== undefined ? nodeAt(target, d.start) : undefined
     const certain = node !== undefined && certainFailure(checker, target, d, node)
-    return { ...toDiagnostic(d, PROGRAM_PREFIX.length, program.length), code: d.code, certain, ...(certain ? subjectOf(/** @type {import('typescript').TypeChecker} */ (checker), d.code, /** @type {import('typescript').Node} */ (node)) : {}) }
+    const found = toDiagnostic(d, PROGRAM_PREFIX.length, program.length)
+    // An undeclared key the tool lets through: it runs, but the key is most likely misspelled.
+    if (!certain && node !== undefined && UNDECLARED_KEY.has(d.code) && objectClosedness(checker, node) === 'open') {
+      found.message += ' The tool accepts keys it does not declare, so this runs, but the key is likely a typo.'
+    }
+    return { ...found, code: d.code, certain, ...(certain ? subjectOf(/** @type {import('typescript').TypeChecker} */ (checker), d.code, /** @type {import('typescript').Node} */ (node)) : {}) }
   })
   classified.sort((a, b) => a.line - b.line || a.column - b.column)
   return classified
@@ -215,10 +227,41 @@ function certainFailure(checker, file, diagnostic, node) {
   if (BAD_ARGUMENT.has(code)) {
     // An argument count is reported at the callee, every other argument problem inside the arguments.
     if (toolCallOf(checker, node, ARGUMENT_COUNT.has(code)) === undefined) return false
-    if ([code, ...chainCodes(diagnostic.messageText)].some((c) => MISSING_ARGUMENT.has(c) || UNDECLARED_KEY.has(c))) return true
+    const codes = [code, ...chainCodes(diagnostic.messageText)]
+    if (codes.some((c) => MISSING_ARGUMENT.has(c))) return true
+    // An undeclared key fails validation only where the schema refuses other keys.
+    if (codes.some((c) => UNDECLARED_KEY.has(c))) return objectClosedness(checker, node) === 'closed'
     return disjoint(checker, node)
   }
   return false
+}
+
+/**
+ * Whether the object literal whose key `node` names (`mode` of `{ path, mode: 'x' }`) is typed by
+ * SDK argument types that refuse other keys (`closed`: every one opens with
+ * {@link CLOSED_OBJECT_MARKER}), by ones that let them through (`open`), or by something else.
+ * @param {import('typescript').TypeChecker} checker @param {import('typescript').Node} node
+ * @returns {'closed' | 'open' | undefined}
+ */
+function objectClosedness(checker, node) {
+  let literal = node.parent
+  if (literal !== undefined && (ts.isPropertyAssignment(literal) || ts.isShorthandPropertyAssignment(literal))) literal = literal.parent
+  if (literal === undefined || !ts.isObjectLiteralExpression(literal)) return undefined
+  const contextual = checker.getContextualType(literal)
+  if (contextual === undefined) return undefined
+  const type = checker.getNonNullableType(contextual)
+  let closed = 0
+  let open = 0
+  for (const member of type.isUnion() ? type.types : [type]) {
+    const declaration = member.getSymbol()?.getDeclarations()?.[0]
+    if (declaration === undefined || !ts.isTypeLiteralNode(declaration) || declaration.getSourceFile().fileName !== DECLARATIONS_FILE) return undefined
+    // The marker sits between the brace and the first member, where no nested type can put one.
+    const file = declaration.getSourceFile()
+    const end = declaration.members.length > 0 ? (declaration.members[0]).getStart(file) : declaration.end
+    if (file.text.slice(declaration.getStart(file) + 1, end).includes(CLOSED_OBJECT_MARKER)) closed += 1
+    else open += 1
+  }
+  return open === 0 && closed > 0 ? 'closed' : closed === 0 && open > 0 ? 'open' : undefined
 }
 
 /** The codes of a diagnostic's message and of the messages it elaborates into. @param {string | import('typescript').DiagnosticMessageChain} text */

@@ -131,7 +131,7 @@ describe('generateSdk for the grown subset', () => {
         '',
       ].join('\n'),
     )
-    expect(declarations).toContain('  plant(args: { root: PlantNode }): Promise<{ next?: PlantResult | null }>\n')
+    expect(declarations).toContain('  plant(args: { /* no other keys */ root: PlantNode }): Promise<{ next?: PlantResult | null }>\n')
     expect(typeCheckDeclarations(declarations).diagnostics).toEqual([])
   })
 

@@ -121,6 +121,21 @@ export function corpusTools(): { tools: ToolDefinition[]; effects: SideEffects }
         return user
       },
     }),
+    // Open, as MCP schemas often are (no additionalProperties): other keys reach the tool.
+    rawTool('log_event', {
+      description: 'Record an event; fields beyond `message` are kept as they are.',
+      parameters: {
+        type: 'object',
+        properties: { message: { type: 'string' }, meta: { type: 'object', properties: { level: { type: 'string' } } } },
+        required: ['message'],
+      } as ObjectJsonSchema,
+      outputSchema: closed({ keys: { type: 'array', items: { type: 'string' } } }, ['keys']),
+      isConcurrencySafe: () => true,
+      execute: async (args) => {
+        const { meta } = args as { meta?: Record<string, unknown> }
+        return { keys: [...Object.keys(args as object), ...Object.keys(meta ?? {}).map((key) => `meta.${key}`)] }
+      },
+    }),
     rawTool('send_email', {
       description: 'Send an email.',
       parameters: closed({ to: { type: 'string' }, subject: { type: 'string' }, body: { type: 'string' } }, ['to', 'subject']),
