@@ -131,21 +131,28 @@ async function run(command: RunCommand, streams: CliStreams): Promise<number> {
       const callId = 'run'
       const sink = { write: (text: string) => void streams.stderr.write(text), isTTY: streams.stderr.isTTY === true }
       const stopProgress = showProgress(context, callId, sink, (streams.stderr.columns ?? 0) > 0 ? (streams.stderr.columns as number) : 100)
+      // The console lines shown live, as run_code's failure text repeats them (so they are not printed twice).
+      const shown: string[] = []
+      const stopLines = context.on('tools/code-progress', (run, progress) => {
+        if (run.callId === callId && progress.type === 'log') shown.push(progress.level === 'log' ? progress.text : `[${progress.level}] ${progress.text}`)
+      })
       process.once('SIGINT', interrupt)
       let result
       try {
         result = await context.tools.execute({ callId, name: 'run_code', arguments: { code, description: command.program }, agent, signal: controller.signal })
       } finally {
         process.off('SIGINT', interrupt)
+        stopLines()
         stopProgress()
       }
       if (result.isError) {
-        streams.stderr.write(`toolbox-codemode: the program failed: ${result.error.message}\n`)
+        streams.stderr.write(`toolbox-codemode: the program failed: ${withoutConsole(result.error.message, shown)}\n`)
         return controller.signal.aborted ? 130 : 1
       }
-      // Its console lines were shown on stderr as it wrote them (showProgress).
-      const { result: value } = result.value as unknown as RunCodeValue
+      // Its console lines were shown on stderr as it wrote them (showProgress); its notes are what the model would read beside the result.
+      const { result: value, notes } = result.value as unknown as RunCodeValue
       streams.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
+      for (const note of notes ?? []) streams.stderr.write(`toolbox-codemode: note: ${note}\n`)
       return 0
     } finally {
       await downstream.close()
@@ -154,6 +161,13 @@ async function run(command: RunCommand, streams: CliStreams): Promise<number> {
     context.dispose()
     await engine.dispose()
   }
+}
+
+/** `message` without the console section run_code appends to a failure, when it holds exactly the lines already shown. */
+function withoutConsole(message: string, shown: readonly string[]): string {
+  if (shown.length === 0) return message
+  const section = `\n\nConsole output before the failure:\n${shown.join('\n')}`
+  return message.endsWith(section) ? message.slice(0, -section.length) : message
 }
 
 /** Run one parsed command; resolves to the exit status. */

@@ -112,6 +112,22 @@ describe.each(enginesUnderTest())('toolbox-codemode run on $name', ({ name }) =>
     expect(outcome.stderr).toMatch(/toolbox-codemode: the program failed: .*disk full/)
     expect(outcome.stdout).toBe('')
   })
+
+  it('prints the console lines of a failed program once, as it wrote them', async () => {
+    const path = program('fail-logs.ts', 'console.log("about to fail")\nawait tools.toy_fail({})\n')
+    const outcome = await cli(['run', path, '--engine', name, '--mcp', TOY])
+    expect(outcome.status).toBe(1)
+    expect(outcome.stderr.split('about to fail')).toHaveLength(2)
+    expect(outcome.stderr).toMatch(/toolbox-codemode: the program failed: .*disk full/)
+  })
+
+  it('prints the notes of a run on stderr after its result, as the model would read them', async () => {
+    const path = program('notes.ts', 'tools.toy_add({ a: 1, b: 2 })\nreturn 1\n')
+    const outcome = await cli(['run', path, '--engine', name, '--mcp', TOY])
+    expect(outcome.status).toBe(0)
+    expect(JSON.parse(outcome.stdout)).toBe(1)
+    expect(outcome.stderr).toMatch(/toolbox-codemode: note: .*tools\.toy_add.*await/)
+  })
 })
 
 /** Start `serve` over stdio, as an MCP client would. */
