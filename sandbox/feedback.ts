@@ -6,16 +6,10 @@
  * names and the program come from a model and a deployment may have thousands of tools.
  */
 
-import { editDistance, squashWord } from '../src/spelling.ts'
+import { closestNames, editDistance, MAX_CANDIDATES, MAX_COMPARISONS_PER_TURN, nameWords } from '../src/spelling.ts'
 
-/** Re-exported: the same distance the core's messages use. */
-export { editDistance }
-
-/** Names compared per lookup at most: a deployment with more tools gets suggestions from the first ones. */
-export const MAX_CANDIDATES = 5_000
-
-/** Characters of a name compared; longer names are compared by their head. */
-const MAX_COMPARED_CHARS = 64
+/** Re-exported: the core's one spelling matcher (src/spelling.ts), which every message here uses. */
+export { closestNames, editDistance, MAX_CANDIDATES, MAX_COMPARISONS_PER_TURN, nameWords }
 
 /** Characters of a quoted program line shown at most (a window around the column when longer). */
 export const MAX_QUOTED_LINE_CHARS = 120
@@ -39,116 +33,6 @@ export const PROGRAM_GLOBALS: readonly string[] = Object.freeze([
 /** `name` clipped for a message: a model's identifier can be any length. */
 export function echoName(name: string): string {
   return name.length <= MAX_ECHOED_NAME_CHARS ? name : `${name.slice(0, MAX_ECHOED_NAME_CHARS)}...`
-}
-
-/** The words of an identifier, lower case: `readFileSync` → read, file, sync; `list_dir-2` → list, dir, 2. */
-export function nameWords(name: string): string[] {
-  const words: string[] = []
-  for (const part of name.slice(0, MAX_COMPARED_CHARS).split(/[^A-Za-z0-9]+/)) {
-    // camelCase and PascalCase boundaries, acronyms kept whole (`HTTPServer` → http, server).
-    for (const word of part.match(/[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+/g) ?? []) words.push(word.toLowerCase())
-  }
-  return words
-}
-
-/**
- * Words a model uses for what a tool of another name does: a program that reaches for `fs` or
- * `fetch` wants a tool about files or the web. Small on purpose: a hint, not a thesaurus.
- */
-const RELATED_WORDS: Readonly<Record<string, readonly string[]>> = {
-  fs: ['file', 'files', 'dir', 'directory', 'read', 'write', 'path'],
-  readdir: ['list', 'dir', 'directory', 'files'],
-  fetch: ['http', 'url', 'web', 'request', 'download', 'browse'],
-  axios: ['http', 'url', 'web', 'request', 'fetch'],
-  http: ['fetch', 'url', 'web', 'request'],
-  https: ['fetch', 'url', 'web', 'request'],
-  xmlhttprequest: ['http', 'fetch', 'url', 'request'],
-  exec: ['command', 'shell', 'run', 'execute'],
-  spawn: ['command', 'shell', 'run', 'execute'],
-  child: ['command', 'shell', 'run'],
-  process: ['command', 'shell', 'run', 'env'],
-  cat: ['read', 'file'],
-  ls: ['list', 'dir', 'directory'],
-  mkdir: ['create', 'directory', 'dir'],
-  rm: ['delete', 'remove'],
-  unlink: ['delete', 'remove', 'file'],
-  search: ['find', 'query', 'lookup'],
-  find: ['search', 'query', 'lookup'],
-  db: ['database', 'query', 'sql'],
-  sql: ['database', 'query', 'db'],
-}
-
-/** Closeness scores below this are the same name spelled another way (case, separators, a few edits). */
-const NEAR_SPELLING = 5
-
-/** Whether two words are the same word as a model would misspell or shorten it. */
-function wordsMatch(a: string, b: string): boolean {
-  if (a === b) return true
-  if (a.length >= 3 && b.length >= 3 && (a.startsWith(b) || b.startsWith(a))) return true
-  return a.length >= 4 && b.length >= 4 && withinOneEdit(a, b)
-}
-
-/** Whether `a` becomes `b` by one insertion, deletion, substitution or swap of neighbours: linear, no allocation. */
-function withinOneEdit(a: string, b: string): boolean {
-  if (Math.abs(a.length - b.length) > 1) return false
-  let i = 0
-  while (i < a.length && i < b.length && a.charCodeAt(i) === b.charCodeAt(i)) i++
-  if (a.length === b.length) {
-    if (i === a.length) return true
-    const swapped = i + 1 < a.length && a.charCodeAt(i) === b.charCodeAt(i + 1) && a.charCodeAt(i + 1) === b.charCodeAt(i)
-    return a.slice(swapped ? i + 2 : i + 1) === b.slice(swapped ? i + 2 : i + 1)
-  }
-  return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1)
-}
-
-/**
- * How close `candidate` is to `name`, lower is closer, or undefined when it is not worth naming.
- * Same name but for case and separators first, then a few edits, then a shared prefix or one name
- * inside the other, then shared words (with related words for Node and browser names).
- */
-function closeness(squashed: string, words: readonly string[], candidate: string): number | undefined {
-  const other = squashWord(candidate)
-  if (other === '' || squashed === '') return undefined
-  if (other === squashed) return 0
-  // A name of one or two letters is a letter away from any other: only its casing can be wrong.
-  const limit = squashed.length < 3 ? 0 : Math.max(1, Math.min(3, Math.floor(squashed.length / 3)))
-  const distance = editDistance(squashed, other, limit)
-  if (distance <= limit) return 1 + distance
-  if (squashed.length >= 3 && (other.includes(squashed) || (other.length >= 4 && squashed.includes(other)))) return 5 + Math.abs(other.length - squashed.length) / 100
-  const theirs = nameWords(candidate)
-  let shared = 0
-  for (const word of words) if (theirs.some((their) => wordsMatch(word, their))) shared += 1
-  if (shared === 0) return undefined
-  // More shared words first; among equals, the name with fewer words of its own.
-  return 10 - Math.min(shared, 5) + theirs.length / 100
-}
-
-/**
- * The names among `candidates` closest to `name`, closest first, at most `max`: a misspelling
- * (`readFlie`), another casing or separator (`readFile` for `read_file`), a prefix or part
- * (`read` for `read_text_file`), shared words (`listFiles` for `list_directory_files`), and for
- * Node and browser names the tools about the same thing (`fs` → file tools, `fetch` → web tools).
- * Compares the first {@link MAX_CANDIDATES} candidates and the first 64 characters of each name.
- */
-export function closestNames(name: string, candidates: readonly string[], max = 3): string[] {
-  const squashed = squashWord(name)
-  const own = nameWords(name)
-  const words = [...own]
-  for (const word of own) for (const related of RELATED_WORDS[word] ?? []) if (!words.includes(related)) words.push(related)
-  const related = RELATED_WORDS[squashed]
-  if (related !== undefined) for (const word of related) if (!words.includes(word)) words.push(word)
-  const scored: Array<{ readonly name: string; readonly score: number; readonly index: number }> = []
-  const count = Math.min(candidates.length, MAX_CANDIDATES)
-  for (let index = 0; index < count; index++) {
-    const candidate = candidates[index] as string
-    if (candidate === name) continue
-    const score = closeness(squashed, words, candidate)
-    if (score !== undefined) scored.push({ name: candidate, score, index })
-  }
-  scored.sort((a, b) => a.score - b.score || a.index - b.index)
-  // A near spelling says more than names that merely share a word: when there is one, only those.
-  const near = scored.length > 0 && (scored[0] as { score: number }).score < NEAR_SPELLING ? scored.filter((entry) => entry.score < NEAR_SPELLING) : scored
-  return near.slice(0, Math.max(0, max)).map((entry) => entry.name)
 }
 
 /** `a`, `a or b`, `a, b or c`: names as alternatives, each in backticks. */

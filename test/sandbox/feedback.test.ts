@@ -3,6 +3,7 @@ import {
   closestNames,
   editDistance,
   MAX_CANDIDATES,
+  MAX_COMPARISONS_PER_TURN,
   MAX_QUOTED_LINE_CHARS,
   nameWords,
   notJsonHint,
@@ -11,6 +12,7 @@ import {
   unknownGlobalHint,
   unknownToolHint,
 } from '../../sandbox/feedback.ts'
+import { spellingComparisons } from '../../src/spelling.ts'
 
 const TOOLS = ['read_file', 'write_file', 'list_directory', 'search_files', 'fetch_url', 'create_entities', 'read_graph', 'get_file_info', 'move_file', 'directory_tree']
 
@@ -56,10 +58,53 @@ describe('closestNames', () => {
     expect(closestNames('readFile', ['readd_filee', 'read_file'], 1)).toEqual(['read_file'])
   })
 
-  it('compares only the first MAX_CANDIDATES names of a huge tool set', () => {
+  it('compares only the first MAX_CANDIDATES names of a huge tool set', async () => {
     const filler = Array.from({ length: MAX_CANDIDATES }, (_, i) => `zz${i}`)
     expect(closestNames('readFile', ['read_file', ...filler])).toEqual(['read_file'])
+    // The next turn, so that the per-message budget is whole again: the cap per lookup is what stops it.
+    await Promise.resolve()
     expect(closestNames('readFile', [...filler, 'read_file'])).toEqual([])
+  })
+
+  it('compares at most MAX_COMPARISONS_PER_TURN names over every hint of one message', () => {
+    const tools = Array.from({ length: 5_000 }, (_, i) => `mcp_server_${i % 50}_read_file_contents_${i}`)
+    const before = spellingComparisons()
+    // A refusal formats up to ten hints, each for another name, in one synchronous turn.
+    for (let i = 0; i < 10; i++) unknownGlobalHint(`readFileContents${i}`, tools)
+    const compared = spellingComparisons() - before
+    expect(compared).toBeGreaterThan(0)
+    expect(compared).toBeLessThanOrEqual(MAX_COMPARISONS_PER_TURN)
+  })
+
+  it('answers a name asked again within a message without comparing again', () => {
+    const tools = Array.from({ length: 40 }, (_, i) => `tool_${i}`).concat('read_file')
+    const first = closestNames('readFile', tools)
+    const before = spellingComparisons()
+    expect(closestNames('readFile', tools)).toEqual(first)
+    expect(unknownToolHint('readFile', tools)).toContain('Did you mean `tools.read_file`?')
+    expect(spellingComparisons() - before).toBe(0)
+  })
+
+  it('gives the next message its own budget', async () => {
+    const tools = Array.from({ length: MAX_COMPARISONS_PER_TURN }, (_, i) => `zz${i}`)
+    closestNames('spent', tools)
+    expect(closestNames('readFile', ['read_file'])).toEqual([])
+    await Promise.resolve()
+    expect(closestNames('readFile', ['read_file'])).toEqual(['read_file'])
+  })
+
+  it('compares every tool of a set of tens for each of ten hints in a message', () => {
+    const tools = [...TOOLS, ...Array.from({ length: 30 }, (_, i) => `other_tool_${i}`)]
+    const before = spellingComparisons()
+    const hints = ['readFlie', 'writeFile', 'listDirectory', 'serch_files', 'fetchUrl', 'createEntities', 'readGraph', 'getFileInfo', 'moveFile', 'directoryTree']
+    const found = hints.map((name) => closestNames(name, tools, 1)[0])
+    expect(found).toEqual(TOOLS)
+    expect(spellingComparisons() - before).toBe(hints.length * tools.length)
+  })
+
+  it('does not take a name Object.prototype has for a related word', () => {
+    expect(closestNames('constructor', TOOLS)).toEqual([])
+    expect(closestNames('toString', ['to_string'])).toEqual(['to_string'])
   })
 
   it('splits identifiers into lower-case words at separators and case boundaries', () => {
