@@ -1,5 +1,6 @@
 import { COMPACT_RUNTIME } from './guest-runtime-compact.ts'
 import type { EngineFailure, SandboxLimitName, SandboxLimits } from './engine.ts'
+import { MAX_CANDIDATES, RELATED_WORDS } from '../src/spelling.ts'
 
 /**
  * The guest-side runtime shared by every engine: the JavaScript source of the prelude that gives a
@@ -764,6 +765,11 @@ return ObjectFreeze({ init: init, finish: finish, describeError: describeError, 
  * of `{ format, describeError, unreadable }`; it runs in the global scope, so every name it uses must be its
  * own or come from the kit: a global it read would be the program's.
  */
+/** The related words of src/spelling.ts as a guest object literal without a prototype. */
+function relatedWordsSource(): string {
+  return `{ __proto__: null, ${Object.entries(RELATED_WORDS).map(([word, related]) => `${JSON.stringify(word)}: ${JSON.stringify(related)}`).join(', ')} }`
+}
+
 const DEFERRED = String.raw`(function (kit) {
 'use strict';
 var undefined = void 0;
@@ -972,26 +978,55 @@ function describeTool(catalog, name) {
   throw withCode(new TypeErrorCtor('tools.$describe(name): no tool is named ' + shown + '.' + hint + ' Find tools with tools.$search("words").'), 'UNKNOWN_TOOL');
 }
 
-// The message for tools.<key> when key is not a tool: the closest tools (the same name in another
-// case or with other separators, a few edits away, one name inside the other, shared words), then
-// the first tools there are. Bounded: the first MAX_SUGGESTED names, 64 characters of each.
-var MAX_SUGGESTED = 5000, MAX_LISTED = 30;
+// The message for tools.<key> when key is not a tool: the closest tools, then the first tools
+// there are. The matcher is closestNames of src/spelling.ts step for step (word split, related
+// words, scores, tie-breaks; its table and limit are written in from there), so that a program
+// gets the names at run time that the type check gives (test/sandbox/spelling-parity.test.ts).
+// Bounded: the first MAX_SUGGESTED names, 64 characters of each.
+var MAX_SUGGESTED = ${MAX_CANDIDATES}, MAX_LISTED = 30;
+var RELATED = ${relatedWordsSource()};
 var LOWER = 'abcdefghijklmnopqrstuvwxyz', DIGITS = '0123456789';
-// The letters (lower case) and digits of a name's first 64 characters, as words at separators,
-// case changes and digit runs: readFile -> read, file.
+// The words of a name's first 64 characters, lower case, at separators, case changes and digit
+// runs, an acronym kept whole: readFile -> read, file; HTTPServer -> http, server (nameWords).
 function wordsOf(s) {
   var words = list(), n = 0, word = '', kind = 0, len = s.length > 64 ? 64 : s.length;
   for (var i = 0; i <= len; i++) {
     var c = i < len ? ReflectApply(StringCharCodeAt, s, [i]) : 32;
-    var k = c >= 97 && c <= 122 ? 1 : (c >= 65 && c <= 90 ? 2 : (c >= 48 && c <= 57 ? 3 : 0));
-    if (word !== '' && (k === 0 || k === 3 ? kind !== k : (kind === 3 || (k === 2 && kind === 1)))) { words[n] = word; n = n + 1; word = ''; }
-    if (k !== 0) word = word + (k === 1 ? LOWER[c - 97] : (k === 2 ? LOWER[c - 65] : DIGITS[c - 48]));
-    kind = k;
+    if (c >= 97 && c <= 122) {
+      if (kind === 3) { words[n] = word; n = n + 1; word = ''; }
+      else if (kind === 2 && word.length > 1) { words[n] = ReflectApply(StringSlice, word, [0, word.length - 1]); n = n + 1; word = ReflectApply(StringSlice, word, [word.length - 1]); }
+      word = word + LOWER[c - 97]; kind = 1;
+    } else if (c >= 65 && c <= 90) {
+      if (kind === 1 || kind === 3) { words[n] = word; n = n + 1; word = ''; }
+      word = word + LOWER[c - 65]; kind = 2;
+    } else if (c >= 48 && c <= 57) {
+      if (kind === 1 || kind === 2) { words[n] = word; n = n + 1; word = ''; }
+      word = word + DIGITS[c - 48]; kind = 3;
+    } else {
+      if (word !== '') { words[n] = word; n = n + 1; }
+      word = ''; kind = 0;
+    }
   }
   words.length = n;
   return words;
 }
 function squashed(words) { return join(words, words.length, ''); }
+// The name's own words, then the related words of each and of the whole name, each once.
+function withRelated(own, whole) {
+  var words = list(), n = 0;
+  for (var i = 0; i < own.length; i++) { words[n] = own[i]; n = n + 1; }
+  for (var j = 0; j <= own.length; j++) {
+    var rel = RELATED[j < own.length ? own[j] : whole];
+    if (rel === undefined) continue;
+    for (var r = 0; r < rel.length; r++) {
+      var seen = false;
+      for (var w = 0; w < n; w++) if (words[w] === rel[r]) { seen = true; break; }
+      if (!seen) { words[n] = rel[r]; n = n + 1; }
+    }
+  }
+  words.length = n;
+  return words;
+}
 // Edit distance (a swap of neighbours is one edit), or limit + 1 once it must be more.
 function distance(a, b, limit) {
   if (a.length - b.length > limit || b.length - a.length > limit) return limit + 1;
@@ -1019,7 +1054,8 @@ function sameWord(a, b) {
   if (a.length >= 3 && b.length >= 3 && (ReflectApply(StringStartsWith, a, [b]) || ReflectApply(StringStartsWith, b, [a]))) return true;
   return a.length >= 4 && b.length >= 4 && distance(a, b, 1) <= 1;
 }
-// How close a name is, lower is closer (below 5: the same name spelled another way), or -1.
+// How close a name is, lower is closer (below 5: the same name spelled another way), or -1:
+// the scores of closestNames, fractions included, so that ties break the same way.
 function closeness(key, keyWords, name) {
   var theirs = wordsOf(name), other = squashed(theirs);
   if (other === '' || key === '') return -1;
@@ -1028,17 +1064,20 @@ function closeness(key, keyWords, name) {
   var limit = key.length < 3 ? 0 : (key.length < 6 ? 1 : (key.length < 9 ? 2 : 3));
   var d = distance(key, other, limit);
   if (d <= limit) return 1 + d;
-  if (key.length >= 3 && (ReflectApply(StringIndexOf, other, [key]) >= 0 || (other.length >= 4 && ReflectApply(StringIndexOf, key, [other]) >= 0))) return 5;
+  if (key.length >= 3 && (ReflectApply(StringIndexOf, other, [key]) >= 0 || (other.length >= 4 && ReflectApply(StringIndexOf, key, [other]) >= 0))) {
+    return 5 + (other.length > key.length ? other.length - key.length : key.length - other.length) / 100;
+  }
   var shared = 0;
   for (var w = 0; w < keyWords.length; w++) {
     for (var t = 0; t < theirs.length; t++) if (sameWord(keyWords[w], theirs[t])) { shared = shared + 1; break; }
   }
-  return shared === 0 ? -1 : 10 - (shared > 5 ? 5 : shared);
+  return shared === 0 ? -1 : 10 - (shared > 5 ? 5 : shared) + theirs.length / 100;
 }
 function unknownTool(key, names, count) {
-  var keyWords = wordsOf(key), k = squashed(keyWords);
+  var own = wordsOf(key), k = squashed(own), keyWords = withRelated(own, k);
   var best = list(), scores = list(), n = 0, max = count < MAX_SUGGESTED ? count : MAX_SUGGESTED;
   for (var i = 0; i < max; i++) {
+    if (names[i] === key) continue;
     var s = closeness(k, keyWords, names[i]);
     if (s < 0 || (n === 3 && s >= scores[2])) continue;
     var at = n < 3 ? n : 2;
