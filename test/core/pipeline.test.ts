@@ -966,8 +966,8 @@ describe('arguments are validated before any policy', () => {
     const result = await agent.ctx.tools.execute(call('t', { stauts: 'open', limit: 0 }))
     expect(errorCode(result)).toBe('INVALID_ARGS')
     expect(result.isError && result.error.message).toBe(
-      'Invalid arguments for tool "t": $.status: expected one of "open" | "closed" (required key), found missing; ' +
-        '$: expected no key "stauts" (allowed keys: status, limit), found unexpected key; $.limit: expected a number >= 1, found number 0',
+      'Invalid arguments for tool "t": $.status: expected one of "open" | "closed" (required key), found missing, but there is a key "stauts": did you mean "status"?; ' +
+        '$: expected no key "stauts" (allowed keys: status, limit; did you mean "status"?), found unexpected key; $.limit: expected a number >= 1, found number 0',
     )
     expect(await agent.ctx.tools.execute(call('u', { status: 'shut' }))).toMatchObject({ isError: true })
     expect(policy).not.toHaveBeenCalled()
