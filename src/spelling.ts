@@ -141,6 +141,7 @@ function wordsMatch(a: string, b: string): boolean {
 
 /** What is compared of a candidate: its squashed form and its words. */
 interface Candidate {
+  readonly name: string
   readonly squashed: string
   readonly words: readonly string[]
 }
@@ -204,10 +205,11 @@ function candidateAt(candidates: readonly string[], index: number): Candidate {
   let list = prepared.get(candidates)
   if (list === undefined) prepared.set(candidates, (list = []))
   let candidate = list[index]
-  if (candidate === undefined) {
-    const name = candidates[index] as string
+  const name = candidates[index] as string
+  // A list changed in place since it was prepared gets its new name prepared.
+  if (candidate === undefined || candidate.name !== name) {
     const words = nameWords(name)
-    candidate = { squashed: words.join(''), words }
+    candidate = { name, squashed: words.join(''), words }
     list[index] = candidate
   }
   return candidate

@@ -102,6 +102,14 @@ describe('closestNames', () => {
     expect(spellingComparisons() - before).toBe(hints.length * tools.length)
   })
 
+  it('sees a name list changed in place since an earlier message prepared it', async () => {
+    const tools = ['zz_top', 'read_file']
+    expect(closestNames('readFile', tools)).toEqual(['read_file'])
+    await Promise.resolve()
+    tools[1] = 'write_file'
+    expect(closestNames('writeFile', tools)).toEqual(['write_file'])
+  })
+
   it('does not take a name Object.prototype has for a related word', () => {
     expect(closestNames('constructor', TOOLS)).toEqual([])
     expect(closestNames('toString', ['to_string'])).toEqual(['to_string'])
