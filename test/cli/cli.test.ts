@@ -122,11 +122,12 @@ describe.each(enginesUnderTest())('toolbox-codemode run on $name', ({ name }) =>
   })
 
   it('prints the notes of a run on stderr after its result, as the model would read them', async () => {
-    const path = program('notes.ts', 'tools.toy_add({ a: 1, b: 2 })\nreturn 1\n')
+    // The slow call is surely under way when the program returns: the awaited one was sent after it.
+    const path = program('notes.ts', 'tools.toy_slow({ ms: 60000 })\nawait tools.toy_echo({ text: "x" })\nreturn 1\n')
     const outcome = await cli(['run', path, '--engine', name, '--mcp', TOY])
     expect(outcome.status).toBe(0)
     expect(JSON.parse(outcome.stdout)).toBe(1)
-    expect(outcome.stderr).toMatch(/toolbox-codemode: note: .*tools\.toy_add.*await/)
+    expect(outcome.stderr).toMatch(/toolbox-codemode: note: .*tools\.toy_slow.*await/)
   })
 })
 
