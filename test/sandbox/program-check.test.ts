@@ -144,12 +144,20 @@ describe.each(engines)('type check modes on $name', (engineUnderTest) => {
   })
 
   it('never starts a call that still waited for the check when the program returned, and says it was left running', async () => {
+    // The check is slow on purpose (seconds of nested conditional types), so the call surely still
+    // waits for it when the program returns: a quick check could pass first and let the call run.
     const { run, agent } = setup()
-    const value = valueOf(await run('globalThis["to" + "ols"].read_file({ path: "/data/a.txt" })\nreturn 1'))
+    const slowToCheck = `type Build<N extends number, A extends unknown[] = []> = A['length'] extends N ? A : Build<N, [...A, 0]>
+type Outer<A extends unknown[] = [], Acc = never> = A['length'] extends 400 ? Acc : Outer<[...A, 0], Acc | Build<A['length']>['length']>
+const x: Outer = 5000
+`
+    const value = valueOf(await run(`${slowToCheck}globalThis["to" + "ols"].read_file({ path: "/data/a.txt" })\nreturn 1`))
     expect(value?.result).toBe(1)
     expect(value?.notes?.join('\n')).toMatch(/read_file/)
-    // Long enough for a check that was still running to answer: the call must not start after the run.
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Another program's check queues behind the slow one in the checker's thread: once it has run,
+    // the slow check has answered, and the waiting call must still not have started.
+    const later = setup()
+    expect(valueOf(await later.run('return (await tools.read_file({ path: "/data/b.txt" })).size'))?.result).toBe(3)
     expect(agent.session.events.filter((event) => event.type.startsWith('tool/code-dispatch'))).toEqual([])
   })
 
