@@ -39,9 +39,13 @@ export const PREEMPTED_MICROS = 30
 const SHARE_PER_SECOND = 0.75
 const WASTE_PER_SECOND = 0.05
 
-/** How often the thread's wait for a core is sampled, and the share of it that means contention. */
+/**
+ * How often the thread's wait for a core is sampled, and the share of it that means contention.
+ * Half: a quiet two-core machine already shows a tenth (the host's and V8's own threads), and
+ * holding the spin back there lost most of what it saves (BENCHMARKS.md, the sub-call spin).
+ */
 const SAMPLE_MS = 5
-const CONTENDED = 0.1
+const CONTENDED = 0.5
 /** How long spinning stops once the machine is found contended: the first hold, the longest. */
 const FIRST_HOLD_MS = 50
 const MAX_HOLD_MS = 2000

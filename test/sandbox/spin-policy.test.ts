@@ -33,20 +33,20 @@ describe('spin policy', () => {
     const clock = runQueue()
     const policy = new SpinPolicy(200, clock.read)
     expect(policy.budget(0)).toBeGreaterThan(0)
-    // 5 ms later, 2 ms of them spent waiting for a core: contended, a hold of 50 ms.
-    clock.waited = 2
+    // 5 ms later, 3 ms of them spent waiting for a core (more than half): contended, a hold of 50 ms.
+    clock.waited = 3
     expect(policy.budget(5)).toBe(0)
     expect(policy.budget(40)).toBe(0)
     // After the hold it spins again, counting afresh...
     expect(policy.budget(56)).toBeGreaterThan(0)
     // ...and the first sample while spinning finds the machine still busy: a hold twice as long.
-    clock.waited = 4
+    clock.waited = 6
     expect(policy.budget(61)).toBe(0)
     expect(policy.budget(150)).toBe(0)
     expect(policy.budget(162)).toBeGreaterThan(0)
     // Quiet while spinning: the next hold is half as long.
     expect(policy.budget(168)).toBeGreaterThan(0)
-    clock.waited = 5
+    clock.waited = 10
     expect(policy.budget(174)).toBe(0)
     expect(policy.budget(270)).toBe(0)
     expect(policy.budget(275)).toBeGreaterThan(0)
@@ -82,12 +82,22 @@ describe('spin policy', () => {
     }
   })
 
+  it('keeps spinning on a machine whose threads wait for a core a fifth of the time, as a quiet two-core host can', () => {
+    const clock = runQueue()
+    const policy = new SpinPolicy(200, clock.read)
+    expect(policy.budget(0)).toBeGreaterThan(0)
+    clock.waited = 2
+    expect(policy.budget(10)).toBeGreaterThan(0)
+    clock.waited = 4
+    expect(policy.budget(20)).toBeGreaterThan(0)
+  })
+
   it('tells a spin under way to stop once its thread is found waiting for a core', () => {
     const clock = runQueue()
     const policy = new SpinPolicy(200, clock.read)
     expect(policy.budget(0)).toBeGreaterThan(0)
     expect(policy.keepSpinning(3)).toBe(true)
-    clock.waited = 3
+    clock.waited = 4
     expect(policy.keepSpinning(6)).toBe(false)
     expect(policy.budget(7)).toBe(0)
   })
