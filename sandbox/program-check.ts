@@ -10,7 +10,7 @@
  */
 
 import type { ClassifiedDiagnostic } from '../sdk-gen/type-check-core.js'
-import { alternatives, closestNames, listNames, placeText, quoteLine, unknownGlobalHint, unknownToolHint } from './feedback.ts'
+import { alternatives, closestNames, echoName, listNames, placeText, quoteLine, unknownGlobalHint, unknownToolHint } from './feedback.ts'
 
 /**
  * How `run_code` type-checks a program against the agent's SDK before running it:
@@ -94,7 +94,9 @@ export function judgeDiagnostics(
 
 /** One diagnostic as a model reads it: where, what, the line quoted, and the names that would be right. */
 function describeDiagnostic(diagnostic: ClassifiedDiagnostic, code: string, toolNames: readonly string[]): string {
-  const parts = [`${placeText(diagnostic.line, diagnostic.column)}: ${diagnostic.message}`]
+  // TypeScript's own text for an unknown tool prints the whole type of `tools`: the hint below names the fix.
+  const message = diagnostic.subject === 'tool' && diagnostic.name !== undefined ? `\`tools.${echoName(diagnostic.name)}\` is not a tool.` : diagnostic.message
+  const parts = [`${placeText(diagnostic.line, diagnostic.column)}: ${message}`]
   const quoted = quoteLine(code, diagnostic.line, diagnostic.column)
   if (quoted !== undefined) parts.push(quoted)
   if (diagnostic.name !== undefined && diagnostic.subject === 'global') parts.push(unknownGlobalHint(diagnostic.name, toolNames))

@@ -174,6 +174,14 @@ return (await tools.read_file({ path: "/data/b.txt" })).size`
     expect(value?.notes).toBeUndefined()
   })
 
+  it('names an unknown tool in a line of its own, not with the whole type of tools', async () => {
+    const { run } = setup()
+    const message = messageOf(await run('return await tools.read_fil({ path: "/data/a.txt" })'))
+    expect(message).toContain('`tools.read_fil` is not a tool.')
+    expect(message).toMatch(/Did you mean `tools\.read_file`\?/)
+    expect(message).not.toContain('does not exist on type')
+  })
+
   it("gives the model exactly the README's text for its example of a refused program", async () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
     const section = readme.slice(readme.indexOf('### The program is checked before it runs'))
