@@ -57,7 +57,7 @@ export function spinMicrosOption(value: number | undefined): number {
 export interface KeepAwakeOptions {
   /**
    * Yield the core to contention (the engines turn it on; off, windows follow outcomes alone):
-   * open no window while this thread waits for a core a tenth of the time or more (see
+   * open no window while this thread waits for a core more than half of the time (see
    * spin-policy.js), and end a window at once when the main thread lost its core in it (a turn
    * came late), counting it as unpaid: the engine's thread may need that core to answer.
    */

@@ -190,9 +190,10 @@ class QuickJSEngine implements SandboxEngine {
     const limits = withCeilings(request.limits, this.#ceilings)
     if (Buffer.byteLength(request.code, 'utf8') > limits.maxSourceBytes) return limitResult('maxSourceBytes', limits)
     if (request.signal.aborted) return abortedResult()
-    const tenant = this.#tenantOf(request.tenant)
     // Fairness and the per-agent cap count agents whatever isolateTenants says; anonymous runs are not counted.
     const owner = request.tenant === undefined ? undefined : this.#tenants.of(request.tenant)
+    // A number the workers compare for isolation (0: every run shares the anonymous tenant).
+    const tenant = this.#isolateTenants ? (owner ?? 0) : 0
     let worker = this.#pool.tryAcquire(tenant, owner)
     // Time spent waiting for a worker is the run's wall time too.
     let queuedMs = 0
@@ -240,11 +241,6 @@ class QuickJSEngine implements SandboxEngine {
   /** @internal Tests only: runs after which their worker threw its module away (a limit, a fault). */
   get rebuiltModules(): number {
     return this.#rebuiltModules
-  }
-
-  /** A number for each tenant object, which the workers compare (0: the anonymous tenant). */
-  #tenantOf(tenant: object | undefined): number {
-    return this.#isolateTenants ? this.#tenants.of(tenant) : 0
   }
 
   async dispose(): Promise<void> {
