@@ -108,9 +108,12 @@ export function toolsJson(tools: readonly { readonly binding: string; readonly n
   return JSON.stringify(tools.map((t) => (t.declaration === undefined ? [t.binding, t.name] : [t.binding, t.name, t.summary ?? '', t.declaration])))
 }
 
-/** The longest `tools.$search` query read (in UTF-16 code units), and the most matches it returns. */
+/** The longest `tools.$search` query read, in UTF-16 code units. */
 export const MAX_SEARCH_QUERY_CHARS = 200
+/** The most matches one `tools.$search` returns. */
 export const MAX_SEARCH_RESULTS = 50
+/** The most distinct words of a `tools.$search` query compared (each is one scan of every tool's text). */
+export const MAX_SEARCH_QUERY_WORDS = 16
 
 /** The limits `init` takes after the tool list, in its order (contract step 3), for every engine. */
 export function initLimits(
@@ -898,7 +901,7 @@ function unreadable(x, stackLimit) {
 
 // tools.$search: the catalog entries ([binding, name, summary, declaration]) that best match the
 // words of query, by name first, then summary, then declaration; ties keep catalog (name) order.
-var MAX_QUERY = ${MAX_SEARCH_QUERY_CHARS}, MAX_RESULTS = ${MAX_SEARCH_RESULTS};
+var MAX_QUERY = ${MAX_SEARCH_QUERY_CHARS}, MAX_QUERY_WORDS = ${MAX_SEARCH_QUERY_WORDS}, MAX_RESULTS = ${MAX_SEARCH_RESULTS};
 var lowered = null;
 function lower(catalog, i, field) {
   if (lowered === null) { lowered = list(); lowered.length = catalog.length * 4; }
@@ -914,7 +917,14 @@ function queryWords(query) {
     var c = i < len ? ReflectApply(StringCharCodeAt, q, [i]) : 32;
     var word = (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 36 || c >= 128;
     if (word && start < 0) start = i;
-    else if (!word && start >= 0) { words[n] = ReflectApply(StringSlice, q, [start, i]); n = n + 1; start = -1; }
+    else if (!word && start >= 0) {
+      // Each distinct word once, at most MAX_QUERY_WORDS: every word is one scan of every tool's text.
+      var w = ReflectApply(StringSlice, q, [start, i]), seen = false;
+      for (var k = 0; k < n; k++) if (words[k] === w) { seen = true; break; }
+      if (!seen) { words[n] = w; n = n + 1; }
+      start = -1;
+      if (n === MAX_QUERY_WORDS) break;
+    }
   }
   words.length = n;
   return words;

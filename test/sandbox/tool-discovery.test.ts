@@ -110,10 +110,23 @@ describe.each(enginesUnderTest())('large tool sets on $name', (engineUnderTest) 
     expect(await run('try { (tools as any).$search({ q: 1 }) } catch (e) { return e.code }')).toBe('INVALID_ARGS')
   })
 
-  it('reads only the start of a very long query', async () => {
+  it('reads only the first 200 characters of a query', async () => {
     const { run } = setup()
-    const found = (await run('return tools.$search("read " + "x".repeat(1e6)).map((tool) => tool.name)')) as string[]
-    expect(found[0]).toBe('read_file')
+    const names = (query: string) => run(`return tools.$search(${query}).map((tool) => tool.name)`) as Promise<string[]>
+    expect((await names('"x".repeat(150) + " read"'))[0]).toBe('read_file')
+    // The word past the cut is never read: nothing matches.
+    expect(await names('"x".repeat(300) + " read"')).toEqual([])
+    expect(await names('"x".repeat(1e6) + " read"')).toEqual([])
+  })
+
+  it('compares at most 16 distinct words of a query, each once', async () => {
+    const { run } = setup()
+    const names = (query: string) => run(`return tools.$search(${JSON.stringify(query)}).map((tool) => tool.name)`) as Promise<string[]>
+    const fillers = Array.from({ length: 16 }, (_, i) => `zq${i}`).join(' ')
+    expect((await names(`read ${fillers}`))[0]).toBe('read_file')
+    // A seventeenth distinct word is not read; repeats do not count towards the sixteen.
+    expect(await names(`${fillers} read`)).toEqual([])
+    expect((await names(`${'zq0 '.repeat(30)}read`))[0]).toBe('read_file')
   })
 
   it('answers the same after the program replaces the string and array methods it could reach', async () => {
