@@ -105,8 +105,14 @@ export interface GuestRuntimeApi {
  * then `tools.$search` and `tools.$describe` answer from them inside the guest.
  */
 export function toolsJson(tools: readonly { readonly binding: string; readonly name: string; readonly summary?: string; readonly declaration?: string }[]): string {
-  return JSON.stringify(tools.map((t) => (t.declaration === undefined ? [t.binding, t.name] : [t.binding, t.name, t.summary ?? '', t.declaration])))
+  // A frozen list (the SDK's, reused by every run of a view) is written once: a large set's catalog is megabytes.
+  const cached = Object.isFrozen(tools) ? writtenTools.get(tools) : undefined
+  if (cached !== undefined) return cached
+  const json = JSON.stringify(tools.map((t) => (t.declaration === undefined ? [t.binding, t.name] : [t.binding, t.name, t.summary ?? '', t.declaration])))
+  if (Object.isFrozen(tools) && tools.every((t) => Object.isFrozen(t))) writtenTools.set(tools, json)
+  return json
 }
+const writtenTools = new WeakMap<object, string>()
 
 /** The longest `tools.$search` query read, in UTF-16 code units. */
 export const MAX_SEARCH_QUERY_CHARS = 200

@@ -282,3 +282,16 @@ describe.each(enginesUnderTest())('guest runtime fast paths on $name', (engineUn
     })
   })
 })
+
+describe('toolsJson', () => {
+  it('writes a frozen binding list once and a list that may change every time', async () => {
+    const { toolsJson } = await import('../../sandbox/guest-runtime.ts')
+    const frozen = Object.freeze([Object.freeze({ binding: 'a', name: 'a' })])
+    expect(toolsJson(frozen)).toBe('[["a","a"]]')
+    expect(toolsJson(frozen)).toBe(toolsJson(frozen))
+    const open = [{ binding: 'a', name: 'a' }]
+    expect(toolsJson(open)).toBe('[["a","a"]]')
+    open.push({ binding: 'b', name: 'b' })
+    expect(toolsJson(open)).toBe('[["a","a"],["b","b"]]')
+  })
+})
